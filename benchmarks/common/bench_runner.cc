@@ -1,0 +1,196 @@
+// The sweep, in nccl-tests' order: for each type, for each op, for each size: out-of-place then in-place,
+// each timed (warmup, then iters) and, with -c 1, run once more on fresh inputs over a poisoned receive
+// buffer and checked, so results left over from the timed loop cannot pass the check.
+#include "benchmarks/common/bench_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmarks/common/timing.h"
+#include "tests/common/dtype_values.h"
+
+namespace myriad::bench {
+namespace {
+
+constexpr unsigned char kPoison = 0xA5;
+
+struct FreeDeleter {
+  void operator()(unsigned char* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<unsigned char, FreeDeleter>;
+
+Buffer allocateTouched(size_t bytes) {
+  const size_t rounded = (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096;
+  Buffer b(static_cast<unsigned char*>(std::aligned_alloc(4096, rounded)));
+  if (b) std::memset(b.get(), 0, rounded);
+  return b;
+}
+
+// Largest send and receive areas over the types of the run, at maxBytes.
+void bufferBytes(const Collective& coll, const Options& o, int nranks, size_t* sendBytes, size_t* recvBytes) {
+  *sendBytes = *recvBytes = 0;
+  for (myrDataType_t type : o.types) {
+    const size_t ts = test::dataTypeSize(type);
+    const CollCounts c = coll.getCounts(o.maxBytes, ts, nranks);
+    *sendBytes = std::max(*sendBytes, c.sendCount * ts);
+    *recvBytes = std::max({*recvBytes, (c.recvCount + c.recvInPlaceOffset) * ts,
+                           (c.sendCount + c.sendInPlaceOffset) * ts});
+  }
+}
+
+struct Sweep {
+  const Collective& coll;
+  const Options& o;
+  const RankContext& ctx;
+  unsigned char* sendBuf;
+  unsigned char* recvBuf;
+
+  // Times and checks one half (out of place or in place) of one row.
+  bool runHalf(const CollArgs& a, bool inPlace, size_t bytes, uint64_t salt, ResultHalf* h, std::string* error) {
+    const size_t ts = test::dataTypeSize(a.type);
+    unsigned char* recv = recvBuf + (inPlace ? a.counts.recvInPlaceOffset * ts : 0);
+    unsigned char* send = inPlace ? recvBuf + a.counts.sendInPlaceOffset * ts : sendBuf;
+    double seconds = 0;
+    auto call = [&] { return coll.run(a, send, recv, ctx.comm, ctx.stream); };
+    if (!timeCalls(ctx, o.warmupIters, o.iters, call, &seconds, error)) return false;
+    double wrong = 0;
+    if (o.check) {
+      std::memset(recvBuf, kPoison, (std::max(a.counts.recvCount + a.counts.recvInPlaceOffset,
+                                              a.counts.sendCount + a.counts.sendInPlaceOffset)) * ts);
+      coll.initData(a, send, salt);
+      const myrResult_t res = call();
+      if (res != myrSuccess) {
+        *error = callError("checked call", res, ctx.comm);
+        return false;
+      }
+      if (!syncStream(ctx, error)) return false;
+      wrong = static_cast<double>(coll.checkData(a, recv, salt));
+    }
+    double combined = 0;
+    if (!combineAcrossRanks(ctx, seconds, o.average, &combined, error)) return false;
+    if (!sumAcrossRanks(ctx, wrong, &h->wrong, error)) return false;
+    h->timeUs = combined * 1e6;
+    h->checked = o.check;
+    coll.getBw(bytes, combined, ctx.nranks, &h->algBw, &h->busBw);
+    return true;
+  }
+};
+
+// Everything between init and destroy. Returns false with *error on a failed call; *wrongTotal counts
+// wrong elements over all ranks and rows.
+bool runSweep(const Collective& coll, const Options& o, const RunDescription& run, const RankContext& ctx,
+              double* wrongTotal, std::string* error) {
+  size_t sendBytes = 0, recvBytes = 0;
+  bufferBytes(coll, o, ctx.nranks, &sendBytes, &recvBytes);
+  Buffer sendBuf = allocateTouched(sendBytes);
+  Buffer recvBuf = allocateTouched(recvBytes);
+  if (!sendBuf || !recvBuf) {
+    *error = "cannot allocate " + std::to_string(sendBytes + recvBytes) + " bytes of buffers";
+    return false;
+  }
+  RankDescription me;
+  me.rank = ctx.rank;
+  me.pid = static_cast<int>(getpid());
+  gethostname(me.host, sizeof(me.host) - 1);
+  std::vector<unsigned char> all;
+  if (!gatherBytes(ctx, &me, sizeof(me), &all, error)) return false;
+  std::vector<RankDescription> ranks(static_cast<size_t>(ctx.nranks));
+  std::memcpy(ranks.data(), all.data(), all.size());
+
+  const bool printer = ctx.rank == 0;
+  std::FILE* json = nullptr;
+  if (printer && !o.jsonPath.empty()) json = std::fopen(o.jsonPath.c_str(), "w");
+  if (printer && !o.jsonPath.empty() && json == nullptr) {
+    std::fprintf(stderr, "%s: cannot write --json %s: %s\n", run.program.c_str(), o.jsonPath.c_str(),
+                 std::strerror(errno));
+  }
+  if (printer) printRunHeader(stdout, o, run, ranks);
+  if (printer) printTableHeader(stdout);
+
+  Sweep sweep{coll, o, ctx, sendBuf.get(), recvBuf.get()};
+  const std::vector<size_t> sizes = sizeSweep(o);
+  const std::vector<myrRedOp_t> ops = coll.hasOp ? o.ops : std::vector<myrRedOp_t>{myrSum};
+  double busBwSum = 0;
+  int busBwCount = 0;
+  bool ok = true;
+  for (size_t t = 0; ok && t < o.types.size(); ++t) {
+    for (size_t k = 0; ok && k < ops.size(); ++k) {
+      CollArgs a{o.types[t], ops[k], o.root, ctx.rank, ctx.nranks, {}};
+      const size_t ts = test::dataTypeSize(a.type);
+      a.counts = coll.getCounts(o.maxBytes, ts, ctx.nranks);  // valid values everywhere before timing
+      coll.initData(a, sendBuf.get(), 0);
+      coll.initData(a, recvBuf.get() + a.counts.sendInPlaceOffset * ts, 0);
+      for (size_t s = 0; ok && s < sizes.size(); ++s) {
+        a.counts = coll.getCounts(sizes[s], ts, ctx.nranks);
+        ResultRow row;
+        row.bytes = std::max(a.counts.sendCount, a.counts.recvCount) * ts;
+        row.count = a.counts.count;
+        row.type = test::dataTypeName(a.type);
+        row.op = coll.hasOp ? test::redOpName(a.op) : "none";
+        row.root = coll.hasRoot ? o.root : -1;
+        const uint64_t salt = (t * 131 + k * 17 + s) * 2 + 1;
+        ok = sweep.runHalf(a, false, row.bytes, salt, &row.outOfPlace, error) &&
+             sweep.runHalf(a, true, row.bytes, salt + 1, &row.inPlace, error);
+        if (!ok) break;
+        *wrongTotal += row.outOfPlace.wrong + row.inPlace.wrong;
+        busBwSum += row.outOfPlace.busBw + row.inPlace.busBw;
+        busBwCount += 2;
+        if (printer) printRow(stdout, row);
+        if (json != nullptr) writeJsonRow(json, run, o, row);
+      }
+    }
+  }
+  if (json != nullptr) std::fclose(json);
+  if (ok && printer) printFooter(stdout, *wrongTotal, busBwCount > 0 ? busBwSum / busBwCount : 0.0);
+  return ok;
+}
+
+}  // namespace
+
+int runRank(const Collective& coll, const Options& o, const RunDescription& run, int rank, int nranks,
+            const myrUniqueId& id) {
+  const char* program = run.program.c_str();
+  RankContext ctx;
+  ctx.rank = rank;
+  ctx.nranks = nranks;
+  const myrResult_t init = myrCommInitRank(&ctx.comm, nranks, id, rank);
+  if (init != myrSuccess) {
+    std::fprintf(stderr, "%s: rank %d: myrCommInitRank (%d ranks) failed: %s\n", program, rank, nranks,
+                 myrGetErrorString(init));
+    return 1;
+  }
+  if (!o.blocking) {
+    const myrResult_t res = myrStreamCreate(&ctx.stream);
+    if (res != myrSuccess) {
+      std::fprintf(stderr, "%s: rank %d: myrStreamCreate failed: %s\n", program, rank, myrGetErrorString(res));
+      (void)myrCommAbort(ctx.comm);
+      return 1;
+    }
+  }
+  double wrongTotal = 0;
+  std::string error;
+  const bool ok = runSweep(coll, o, run, ctx, &wrongTotal, &error);
+  if (!ok) {
+    std::fprintf(stderr, "%s: rank %d: %s\n", program, rank, error.c_str());
+    (void)myrCommAbort(ctx.comm);  // peers may be gone: do not wait for them
+    if (ctx.stream != nullptr) (void)myrStreamDestroy(ctx.stream);
+    return 1;
+  }
+  if (ctx.stream != nullptr) (void)myrStreamDestroy(ctx.stream);
+  const myrResult_t res = myrCommDestroy(ctx.comm);
+  if (res != myrSuccess) {
+    std::fprintf(stderr, "%s: rank %d: myrCommDestroy failed: %s\n", program, rank, myrGetErrorString(res));
+    return 1;
+  }
+  return wrongTotal > 0 ? 1 : 0;
+}
+
+}  // namespace myriad::bench

@@ -1,0 +1,18 @@
+// One rank's whole benchmark run: communicator, buffers, the sweep over types × ops × sizes, and (rank 0)
+// the printed table. Invariant: buffers are allocated once, at the largest size, and touched before the
+// first timed call, so page faults are never timed.
+#pragma once
+
+#include "benchmarks/common/collective.h"
+#include "benchmarks/common/options.h"
+#include "benchmarks/common/report.h"
+#include "myriad/myriad.h"
+
+namespace myriad::bench {
+
+// Joins the communicator as `rank` of `nranks`, runs the sweep, leaves. Returns the process exit code:
+// 0, or 1 after an error (printed, with the rank) or after wrong results.
+int runRank(const Collective& coll, const Options& options, const RunDescription& run, int rank, int nranks,
+            const myrUniqueId& id);
+
+}  // namespace myriad::bench

@@ -1,0 +1,46 @@
+// Command-line options of the perf binaries: nccl-tests' flags with nccl-tests' meanings and defaults,
+// plus Myriad's own (-np, -A, -m, --json). Invariant: one Options value, filled once by parseOptions and
+// passed down read-only; no globals.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "myriad/myriad.h"
+
+namespace myriad::bench {
+
+// -a: how per-rank times are combined into the printed one (nccl-tests' numbering).
+enum class Average { kRank0 = 0, kMean = 1, kMin = 2, kMax = 3 };
+
+struct Options {
+  size_t minBytes = size_t{32} << 20;   // -b
+  size_t maxBytes = size_t{32} << 20;   // -e
+  size_t stepBytes = size_t{1} << 20;   // -i, used when stepFactor <= 1
+  int stepFactor = 1;                   // -f, multiplies the size when > 1
+  int iters = 20;                       // -n
+  int warmupIters = 5;                  // -w
+  bool check = true;                    // -c
+  std::vector<myrRedOp_t> ops{myrSum};  // -o
+  std::vector<myrDataType_t> types{myrFloat32};  // -d
+  int root = 0;                         // -r
+  bool blocking = false;                // -z 1: NULL stream; 0: a host stream
+  Average average = Average::kMean;     // -a
+  int nranks = 0;                       // -np; 0: not given
+  std::string algo;                     // -A: exported as MYRIAD_ALGO before init
+  std::string memory = "host";          // -m
+  std::string jsonPath;                 // --json
+};
+
+// Parses argv. Returns true with `options` filled, or false with *exitCode set (0 after --help, 2 after a
+// bad flag); messages are already printed then.
+bool parseOptions(int argc, char** argv, Options* options, int* exitCode);
+
+// "8", "64K", "128M", "1G" (powers of 1024, either case) → bytes; false on anything else.
+bool parseSize(const std::string& text, size_t* bytes);
+
+// Every message size of the sweep, from minBytes to maxBytes inclusive.
+std::vector<size_t> sizeSweep(const Options& options);
+
+}  // namespace myriad::bench

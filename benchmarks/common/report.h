@@ -1,0 +1,57 @@
+// What rank 0 prints: nccl-tests' header, device lines, result table and footer, column for column, so
+// scripts that parse nccl-tests output read ours; and the same rows as JSON lines for --json.
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "benchmarks/common/options.h"
+
+namespace myriad::bench {
+
+// One rank's device line; plain data so that it can be gathered as bytes.
+struct RankDescription {
+  int rank = 0;
+  int pid = 0;
+  char host[64] = {};
+};
+
+struct RunDescription {
+  std::string program;     // "myriad_all_reduce_perf"
+  std::string collective;  // "all_reduce"
+  std::string launcher;    // "fork", "openmpi", ...
+  std::string algo;        // MYRIAD_ALGO, "" for the tuner's choice
+  int nranks = 1;
+  int version = 0;         // myrGetVersion
+};
+
+struct ResultHalf {  // out-of-place or in-place
+  double timeUs = 0;
+  double algBw = 0;
+  double busBw = 0;
+  bool checked = false;  // -c 1
+  double wrong = 0;      // summed over ranks
+};
+
+struct ResultRow {
+  size_t bytes = 0;
+  size_t count = 0;
+  std::string type;
+  std::string op;  // "none" for collectives without an operation
+  int root = -1;
+  ResultHalf outOfPlace;
+  ResultHalf inPlace;
+};
+
+void printRunHeader(std::FILE* out, const Options& options, const RunDescription& run,
+                    const std::vector<RankDescription>& ranks);
+void printTableHeader(std::FILE* out);
+void printRow(std::FILE* out, const ResultRow& row);
+void printFooter(std::FILE* out, double wrongTotal, double avgBusBw);
+
+// One JSON object on one line.
+void writeJsonRow(std::FILE* out, const RunDescription& run, const Options& options, const ResultRow& row);
+
+}  // namespace myriad::bench

@@ -1,0 +1,146 @@
+/* Myriad: collective communication for training clusters — the C API, the library's only stable ABI.
+ * Shaped like NCCL's so that porting is a rename: result codes, data types and reduction operators use
+ * NCCL's numeric values. Every call returns a myrResult_t; the text of a communicator's last error is
+ * kept on that communicator (myrGetLastError), never in a process-wide buffer. */
+#ifndef MYRIAD_MYRIAD_H_
+#define MYRIAD_MYRIAD_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MYRIAD_MAJOR 0
+#define MYRIAD_MINOR 1
+#define MYRIAD_PATCH 0
+/** Encoded as MAJOR*10000 + MINOR*100 + PATCH, as myrGetVersion reports it. */
+#define MYRIAD_VERSION_CODE (MYRIAD_MAJOR * 10000 + MYRIAD_MINOR * 100 + MYRIAD_PATCH)
+
+/** Result codes; numeric values equal NCCL's. */
+typedef enum {
+  myrSuccess = 0,
+  myrUnhandledCudaError = 1,
+  myrSystemError = 2,
+  myrInternalError = 3,
+  myrInvalidArgument = 4,
+  myrInvalidUsage = 5,
+  myrRemoteError = 6,
+  myrInProgress = 7,
+  myrTimeout = 8,
+  myrNumResults = 9
+} myrResult_t;
+
+/** Element types; numeric values equal NCCL's. */
+typedef enum {
+  myrInt8 = 0,
+  myrChar = 0,
+  myrUint8 = 1,
+  myrInt32 = 2,
+  myrInt = 2,
+  myrUint32 = 3,
+  myrInt64 = 4,
+  myrUint64 = 5,
+  myrFloat16 = 6,
+  myrHalf = 6,
+  myrFloat32 = 7,
+  myrFloat = 7,
+  myrFloat64 = 8,
+  myrDouble = 8,
+  myrBfloat16 = 9,
+  myrFloat8e4m3 = 10,
+  myrFloat8e5m2 = 11,
+  myrNumTypes = 12
+} myrDataType_t;
+
+/** Reduction operators; numeric values equal NCCL's. myrAvg divides the sum by the rank count at the end
+ *  (integers: truncating division). */
+typedef enum { myrSum = 0, myrProd = 1, myrMax = 2, myrMin = 3, myrAvg = 4, myrNumOps = 5 } myrRedOp_t;
+
+/** Opaque handle of a communicator. */
+typedef struct myrComm* myrComm_t;
+
+/** Opaque handle of a stream. NULL: the call blocks until its result is in the receive buffer.
+ *  A host stream from myrStreamCreate runs calls asynchronously, in the order they were issued. */
+typedef struct myrStream* myrStream_t;
+
+#define MYR_UNIQUE_ID_BYTES 128
+/** Names one communicator: the rendezvous address of its root and a random secret. Produced once by
+ *  myrGetUniqueId and handed to every rank out of band (MPI, a file, torch's store). */
+typedef struct {
+  char internal[MYR_UNIQUE_ID_BYTES];
+} myrUniqueId;
+
+/** Options of myrCommInitRankConfig. Initialise with MYR_CONFIG_INITIALIZER, then set fields;
+ *  a field left at MYR_CONFIG_UNDEF_INT takes its default (from the environment, see docs/environment.md). */
+typedef struct {
+  size_t size;      /**< sizeof(myrConfig_t), set by the initializer */
+  unsigned int magic;   /**< set by the initializer */
+  unsigned int version; /**< MYRIAD_VERSION_CODE, set by the initializer */
+  int blocking;     /**< 1 (default): init returns when the communicator is ready. 0: init returns
+                         myrInProgress at once; poll myrCommGetAsyncError until it is myrSuccess. */
+  int timeoutMs;    /**< milliseconds of silence from a peer that should be talking before myrTimeout
+                         (default MYRIAD_TIMEOUT_MS, 5000) */
+  int initTimeoutMs; /**< deadline of the whole rendezvous (default MYRIAD_INIT_TIMEOUT_MS, 60000) */
+} myrConfig_t;
+
+#define MYR_CONFIG_UNDEF_INT (-2147483647 - 1)
+#define MYR_CONFIG_MAGIC 0x6d797263u /* "myrc" */
+#define MYR_CONFIG_INITIALIZER                                                               \
+  {                                                                                          \
+    sizeof(myrConfig_t), MYR_CONFIG_MAGIC, MYRIAD_VERSION_CODE, MYR_CONFIG_UNDEF_INT,        \
+        MYR_CONFIG_UNDEF_INT, MYR_CONFIG_UNDEF_INT                                           \
+  }
+
+/** Library version as MYRIAD_VERSION_CODE. */
+myrResult_t myrGetVersion(int* version);
+
+/** A new unique id: opens this process's rendezvous listener (the id holds its address and a 128-bit
+ *  secret). Call it on one rank (the root), which then also joins the communicator. */
+myrResult_t myrGetUniqueId(myrUniqueId* uniqueId);
+
+/** Joins the communicator named by commId as `rank` of `nranks`; collective over all ranks. */
+myrResult_t myrCommInitRank(myrComm_t* comm, int nranks, myrUniqueId commId, int rank);
+
+/** As myrCommInitRank, with options. */
+myrResult_t myrCommInitRankConfig(myrComm_t* comm, int nranks, myrUniqueId commId, int rank,
+                                  myrConfig_t* config);
+
+/** Waits for the communicator's outstanding calls, then frees it. */
+myrResult_t myrCommDestroy(myrComm_t comm);
+
+/** Stops every outstanding call of the communicator (they fail), then frees it; returns promptly from any
+ *  state, including a communicator whose peers are dead. */
+myrResult_t myrCommAbort(myrComm_t comm);
+
+/** The communicator's first asynchronous error (a dead peer, a timeout), myrInProgress while a
+ *  non-blocking init runs, or myrSuccess. */
+myrResult_t myrCommGetAsyncError(myrComm_t comm, myrResult_t* asyncError);
+
+myrResult_t myrCommCount(const myrComm_t comm, int* count);
+myrResult_t myrCommUserRank(const myrComm_t comm, int* rank);
+
+/** A short description of a result code; never NULL. */
+const char* myrGetErrorString(myrResult_t result);
+
+/** The message of the last error on this communicator (e.g. "tcp: recv from rank 3 (node-b pid 411)
+ *  failed: connection closed"); "" when there was none. Valid until the next call on comm. */
+const char* myrGetLastError(myrComm_t comm);
+
+/** Host streams: an ordered, asynchronous queue of calls on host memory. */
+myrResult_t myrStreamCreate(myrStream_t* stream);
+/** Waits for every call issued on the stream; returns the first error any of them met, once. */
+myrResult_t myrStreamSynchronize(myrStream_t stream);
+myrResult_t myrStreamDestroy(myrStream_t stream);
+
+/** recvbuff[i] = op over all ranks of sendbuff[i], for i < count, on every rank. sendbuff == recvbuff
+ *  is in place. */
+myrResult_t myrAllReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype,
+                         myrRedOp_t op, myrComm_t comm, myrStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MYRIAD_MYRIAD_H_ */

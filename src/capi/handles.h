@@ -1,0 +1,39 @@
+// The C handles behind myrComm_t and myrStream_t, and the one conversion every exported function ends
+// with: Status -> myrResult_t, logged once, its text stored on the communicator (or, for calls without
+// one, on the calling thread) for myrGetLastError.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/comm.h"
+#include "core/host_stream.h"
+#include "myriad/myriad.h"
+
+struct myrComm {
+  std::unique_ptr<myriad::Comm> impl;  // set once init succeeded
+  std::thread initThread;              // non-blocking init
+  std::atomic<int> initResult{myrInProgress};
+  std::atomic<bool> cancelInit{false};
+  int rank = -1;
+  int nranks = 0;
+  std::mutex errorMu;
+  std::string lastError;
+};
+
+struct myrStream {
+  myriad::HostStream host;
+};
+
+namespace myriad::capi {
+
+// Converts, logs and records; returns the C code.
+myrResult_t finish(myrComm_t comm, const Status& s, const char* function);
+// The communicator when it is ready for calls, else why not.
+Result<Comm*> ready(myrComm_t comm);
+const char* lastError(myrComm_t comm);
+
+}  // namespace myriad::capi

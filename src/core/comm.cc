@@ -1,0 +1,173 @@
+// Comm: bootstrap (rendezvous and exchange of peer descriptions), connections, scratch memory.
+#include "core/comm.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "core/log.h"
+#include "core/tcp_store.h"
+#include "core/wire.h"
+#include "transports/shm/shm_transport.h"
+#include "transports/tcp/tcp_transport.h"
+
+namespace myriad {
+namespace {
+constexpr uint32_t kPeersMagic = 0x5352504d;  // "MPRS"
+}  // namespace
+
+Result<std::unique_ptr<Comm>> Comm::create(CommSetup setup) {
+  if (setup.nranks <= 0) return invalidArgument("nranks must be positive, got " + std::to_string(setup.nranks));
+  if (setup.rank < 0 || setup.rank >= setup.nranks)
+    return invalidArgument("rank " + std::to_string(setup.rank) + " is out of range [0, " +
+                           std::to_string(setup.nranks) + ")");
+  if (!setup.store) return invalidArgument("no rendezvous store");
+  std::unique_ptr<Comm> c(new Comm());
+  c->rank_ = setup.rank;
+  c->nranks_ = setup.nranks;
+  c->config_ = setup.config;
+  c->store_ = setup.store;
+  c->commTag_ = setup.commTag;
+  configureLogging(c->config_);
+  MYR_TRY(c->bootstrap(setup).addContext("rank " + std::to_string(setup.rank) + " of " +
+                                          std::to_string(setup.nranks) + ": init"));
+  return c;
+}
+
+Status Comm::bootstrap(CommSetup& setup) {
+  PeerInfo self;
+  self.rank = rank_;
+  self.pid = static_cast<int32_t>(getpid());
+  self.hostId = localHostId(config_);
+  self.hostname = localHostname();
+  self.pidNamespace = localPidNamespace();
+  TransportContext ctx;
+  ctx.rank = rank_;
+  ctx.nranks = nranks_;
+  ctx.commTag = commTag_;
+  ctx.secret = setup.secret;
+  ctx.config = &config_;
+  ctx.abort = errors_.flag();
+  MYR_ASSIGN_OR_RETURN(tcp_, TcpTransport::create(ctx, &self));
+  shm_ = std::make_unique<ShmTransport>(ctx);
+
+  // Each rank publishes its description; rank 0 gathers them, checks that everyone agrees on the size of
+  // the communicator, and publishes the table (or the reason there is none) for all.
+  Writer mine;
+  mine.i32(nranks_);
+  self.encode(mine);
+  MYR_TRY(store_->set("peer." + std::to_string(rank_), mine.bytes()));
+  Bytes table;
+  if (rank_ == 0) {
+    Writer all;
+    all.u32(kPeersMagic);
+    std::string problem;
+    for (int r = 0; r < nranks_ && problem.empty(); ++r) {
+      MYR_ASSIGN_OR_RETURN(Bytes b, store_->get("peer." + std::to_string(r), config_.initTimeoutMs, setup.cancel));
+      Reader rd(b);
+      int32_t theirN = rd.i32();
+      if (rd.failed()) problem = "malformed description of rank " + std::to_string(r);
+      else if (theirN != nranks_)
+        problem = "rank " + std::to_string(r) + " was started with nranks=" + std::to_string(theirN) +
+                  " but rank 0 with nranks=" + std::to_string(nranks_);
+      all.raw(b.data() + 4, b.size() - 4);
+    }
+    Writer out;
+    out.u32(problem.empty() ? kPeersMagic : 0);
+    if (problem.empty()) out.raw(all.bytes().data() + 4, all.bytes().size() - 4);
+    else out.str(problem);
+    MYR_TRY(store_->set("peers", out.bytes()));
+    table = std::move(out.bytes());
+  } else {
+    MYR_ASSIGN_OR_RETURN(table, store_->get("peers", config_.initTimeoutMs, setup.cancel));
+  }
+  Reader rd(table);
+  if (rd.u32() != kPeersMagic) return invalidUsage(rd.str());
+  for (int r = 0; r < nranks_; ++r) {
+    MYR_ASSIGN_OR_RETURN(PeerInfo p, PeerInfo::decode(rd));
+    if (p.rank != r) return internalError("peer table out of order at rank " + std::to_string(r));
+    peers_.push_back(std::move(p));
+  }
+  const PeerInfo& me = peers_[static_cast<size_t>(rank_)];
+  if (me.pid != self.pid || me.hostId != self.hostId)
+    return invalidUsage("another process also joined as rank " + std::to_string(rank_) + ": " + me.describe());
+  conns_.resize(static_cast<size_t>(nranks_));
+  findStoreOwner();
+  // After init, store operations (abort notices) must fail fast rather than wait for a dead root.
+  store_->setTimeoutMs(std::min(config_.timeoutMs, 2000));
+  MYR_LOG(kInfo, kInit, rank_, "communicator ready: " + std::to_string(nranks_) + " ranks, host " + self.hostname);
+  return Status::ok();
+}
+
+void Comm::findStoreOwner() {
+  auto owner = store_->tryGet(kStoreOwnerKey);
+  if (!owner.isOk()) return;
+  std::string text(owner.value().begin(), owner.value().end());
+  for (const auto& p : peers_)
+    if (text == p.hostname + " " + std::to_string(p.pid)) storeOwner_ = p.describe();
+  if (storeOwner_.empty()) storeOwner_ = "process " + text + " (not a rank)";
+}
+
+Comm::~Comm() {
+  waitIdle();
+  conns_.clear();
+  if (scratch_) munmap(scratch_, scratchBytes_);
+}
+
+Result<Connection*> Comm::connection(int peer) {
+  auto& slot = conns_[static_cast<size_t>(peer)];
+  if (slot) return slot.get();
+  const PeerInfo& self = peers_[static_cast<size_t>(rank_)];
+  const PeerInfo& other = peers_[static_cast<size_t>(peer)];
+  Transport* t = shm_->canReach(self, other) ? static_cast<Transport*>(shm_.get()) : tcp_.get();
+  auto c = t->connect(other);
+  if (!c.isOk()) return fail(c.takeStatus().addContext("rank " + std::to_string(rank_) + ": connect to " + other.describe()));
+  slot = c.take();
+  open_.push_back(slot.get());
+  return slot.get();
+}
+
+void* Comm::scratch(size_t bytes) {
+  if (bytes <= scratchBytes_) return scratch_;
+  if (scratch_) munmap(scratch_, scratchBytes_);
+  size_t size = (bytes + 4095) / 4096 * 4096;
+  // MAP_POPULATE: pages are faulted here, once, not on the data path.
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (p == MAP_FAILED) {
+    scratch_ = nullptr;
+    scratchBytes_ = 0;
+    return nullptr;
+  }
+  scratch_ = p;
+  scratchBytes_ = size;
+  return p;
+}
+
+void Comm::addPending(int delta) {
+  std::lock_guard<std::mutex> lock(pendingMu_);
+  pending_ += delta;
+  if (pending_ == 0) pendingCv_.notify_all();
+}
+
+void Comm::waitIdle() {
+  std::unique_lock<std::mutex> lock(pendingMu_);
+  pendingCv_.wait(lock, [this] { return pending_ == 0; });
+}
+
+Status Comm::fail(Status s) {
+  bool first = !errors_.aborted();
+  Status recorded = errors_.fail(s);
+  if (first && s.code() != Code::kInvalidArgument) {
+    MYR_LOG(kWarn, kColl, rank_, s.message());
+    // Best effort: tell every rank, so that those not directly connected to the failure stop too.
+    Writer w;
+    std::string me = "rank " + std::to_string(rank_) + ": ";
+    std::string text = s.message().rfind(me, 0) == 0 ? s.message().substr(me.size()) : s.message();
+    w.str("rank " + std::to_string(rank_) + " (" + localHostname() + ") reports: " + text);
+    store_->set("abort", w.bytes()).ignore();
+  }
+  return recorded;
+}
+
+}  // namespace myriad

@@ -1,0 +1,100 @@
+// Comm: one rank's view of a communicator. It owns a handful of parts — Config, the peers' descriptions,
+// transports and lazily opened connections, the error state, scratch memory — and runs Tasks to
+// completion with deadlines. Calls on one Comm execute one at a time, in the order they were issued.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/error_state.h"
+#include "core/peer_info.h"
+#include "core/store.h"
+#include "core/transport.h"
+#include "core/unique_id.h"
+#include "exec/task.h"
+
+namespace myriad {
+
+class TcpTransport;
+class ShmTransport;
+
+struct CommSetup {
+  int rank = 0;
+  int nranks = 0;
+  std::shared_ptr<Store> store;
+  Secret secret{};
+  std::string commTag;  // unique per communicator; names shared-memory segments
+  Config config;
+  const std::atomic<bool>* cancel = nullptr;  // aborts a rendezvous in progress
+};
+
+class Comm {
+ public:
+  // Rendezvous through the store, exchange of peer descriptions, transports ready. Collective.
+  static Result<std::unique_ptr<Comm>> create(CommSetup setup);
+  ~Comm();
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  const Config& config() const { return config_; }
+  const PeerInfo& peer(int r) const { return peers_[static_cast<size_t>(r)]; }
+  ErrorState& errors() { return errors_; }
+
+  // The connection to `peer`, opened on first use by the first transport that reaches it.
+  Result<Connection*> connection(int peer);
+  // Pre-faulted scratch memory owned by the communicator; grows, never shrinks. Valid until the next
+  // call with a larger size.
+  void* scratch(size_t bytes);
+  uint32_t nextOpSeq() { return opSeq_++; }
+
+  // Runs `task` on the calling thread until done, a peer fails, a deadline passes or the communicator is
+  // aborted. A failure is recorded in errors() (and published to the other ranks) before it is returned.
+  Status run(Task& task);
+
+  // Ok, or the error that stopped this communicator (its first error, or "aborted").
+  Status usable() const;
+
+  // Serialises calls: the executing thread holds this while a task runs.
+  std::mutex& execMutex() { return execMutex_; }
+  // Outstanding asynchronous calls (enqueued on streams); destroy waits for them.
+  void addPending(int delta);
+  void waitIdle();
+
+  // Records a failure detected by this rank and tells the other ranks through the store.
+  Status fail(Status s);
+
+ private:
+  Comm() = default;
+  Status bootstrap(CommSetup& setup);
+  void findStoreOwner();
+  Status learnedFailure(const Bytes& notice);
+  Status failDetected(Status detected);
+  Status checkWhileStalled(bool checkStore);
+
+  int rank_ = 0;
+  int nranks_ = 0;
+  Config config_;
+  std::shared_ptr<Store> store_;
+  std::string commTag_;
+  std::vector<PeerInfo> peers_;
+  std::unique_ptr<TcpTransport> tcp_;
+  std::unique_ptr<ShmTransport> shm_;
+  std::vector<std::unique_ptr<Connection>> conns_;  // by rank, opened lazily
+  std::vector<Connection*> open_;                   // the opened ones, for liveness checks
+  std::string storeOwner_;                          // who hosts the tcp store, for messages
+  ErrorState errors_;
+  std::mutex execMutex_;
+  std::mutex pendingMu_;
+  std::condition_variable pendingCv_;
+  int pending_ = 0;
+  uint32_t opSeq_ = 0;
+  void* scratch_ = nullptr;
+  size_t scratchBytes_ = 0;
+};
+
+}  // namespace myriad

@@ -1,0 +1,97 @@
+// Comm::run — the executor loop. It spins while bytes move, yields and then sleeps briefly when they do
+// not (ranks often outnumber cores), and while stalled it checks, at bounded rates: the abort flag, the
+// liveness of the peers it waits on, the silence deadline (MYRIAD_TIMEOUT_MS), and the store's abort
+// notice, through which a failure seen by one rank reaches every rank within a fraction of a second.
+#include <sched.h>
+
+#include <thread>
+
+#include "core/comm.h"
+#include "core/wire.h"
+
+namespace myriad {
+namespace {
+constexpr auto kSpinQuiet = std::chrono::microseconds(50);
+constexpr auto kYieldQuiet = std::chrono::milliseconds(2);
+constexpr auto kSleep = std::chrono::microseconds(50);
+constexpr auto kLivenessEvery = std::chrono::milliseconds(50);
+constexpr auto kStoreEvery = std::chrono::milliseconds(200);
+}  // namespace
+
+Status Comm::checkWhileStalled(bool checkStore) {
+  auto now = Clock::now();
+  for (Connection* c : open_) {
+    if (!c->busy()) continue;
+    MYR_TRY(c->checkAlive().addContext("rank " + std::to_string(rank_)));
+    auto silentMs = std::chrono::duration_cast<std::chrono::milliseconds>(now - c->lastProgress()).count();
+    if (silentMs > config_.timeoutMs)
+      return Status(Code::kTimeout, "rank " + std::to_string(rank_) + ": no data moved with " + c->peer().describe() +
+                                        " for " + std::to_string(silentMs) +
+                                        " ms (MYRIAD_TIMEOUT_MS); it is hung, partitioned, or not calling this "
+                                        "collective");
+  }
+  if (!checkStore) return Status::ok();
+  auto notice = store_->tryGet("abort");
+  if (notice.isOk()) return learnedFailure(notice.value());
+  if (notice.status().code() != Code::kNotSupported) {
+    std::string owner = storeOwner_.empty() ? "its host process" : storeOwner_;
+    return Status(Code::kRemoteError, "rank " + std::to_string(rank_) + ": lost the rendezvous store, hosted by " +
+                                          owner + ", which has probably exited: " + notice.status().message());
+  }
+  return Status::ok();
+}
+
+Status Comm::learnedFailure(const Bytes& notice) {
+  Reader r(notice);
+  std::string text = r.str(1 << 16);
+  // Learned, not detected here: recorded without publishing again.
+  return errors_.fail(Status(Code::kRemoteError, "rank " + std::to_string(rank_) + ": communicator aborted: " + text));
+}
+
+Status Comm::failDetected(Status detected) {
+  if (errors_.aborted()) return errors_.fail(detected);
+  // A peer that vanished or hung up may only be reacting to an earlier failure elsewhere (survivors exit
+  // once they have their error): when another rank has already published a root cause, report that one.
+  auto notice = store_->tryGet("abort");
+  if (notice.isOk()) return learnedFailure(notice.value());
+  return fail(std::move(detected));
+}
+
+Status Comm::usable() const {
+  if (!errors_.aborted()) return Status::ok();
+  Status first = errors_.first();
+  return first.isOk() ? Status(Code::kRemoteError, "rank " + std::to_string(rank_) + ": communicator was aborted")
+                      : first;
+}
+
+Status Comm::run(Task& task) {
+  MYR_TRY(usable());
+  Status s = task.start();
+  if (!s.isOk()) return fail(s);
+  auto lastLiveness = Clock::now();
+  auto lastStore = Clock::now();
+  while (true) {
+    bool done = false;
+    s = task.progress(&done);
+    if (!s.isOk()) return failDetected(std::move(s));
+    if (done) return Status::ok();
+    if (errors_.aborted()) return usable();
+    Clock::time_point latest{};
+    for (Connection* c : open_)
+      if (c->busy() && c->lastProgress() > latest) latest = c->lastProgress();
+    auto now = Clock::now();
+    auto quiet = now - latest;
+    if (quiet < kSpinQuiet) continue;
+    if (now - lastLiveness >= kLivenessEvery) {
+      bool storeDue = now - lastStore >= kStoreEvery;
+      if (storeDue) lastStore = now;
+      lastLiveness = now;
+      s = checkWhileStalled(storeDue);
+      if (!s.isOk()) return errors_.aborted() ? errors_.first() : failDetected(std::move(s));
+    }
+    if (quiet < kYieldQuiet) sched_yield();
+    else std::this_thread::sleep_for(kSleep);
+  }
+}
+
+}  // namespace myriad

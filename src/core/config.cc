@@ -1,0 +1,144 @@
+// The one table of MYRIAD_* environment variables and the code that reads it.
+#include "core/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace myriad {
+namespace {
+
+constexpr EnvVarSpec kEnv[] = {
+    {"MYRIAD_DEBUG", "enum(NONE|WARN|INFO|TRACE)", "WARN", "Log level."},
+    {"MYRIAD_DEBUG_SUBSYS", "string", "ALL",
+     "Comma-separated subsystems to log: INIT,BOOT,NET,SHM,COLL,ALL; a leading ^ excludes the list."},
+    {"MYRIAD_DEBUG_FILE", "string", "",
+     "Log to this file instead of stderr; %h becomes the host name, %p the pid."},
+    {"MYRIAD_TIMEOUT_MS", "int", "5000",
+     "Milliseconds of silence from a peer that should be talking before a call fails with myrTimeout."},
+    {"MYRIAD_INIT_TIMEOUT_MS", "int", "60000", "Deadline of the rendezvous in myrCommInitRank."},
+    {"MYRIAD_HOST_ID", "string", "",
+     "Overrides the host identity (boot id, hostname, network namespace) that groups ranks into nodes."},
+    {"MYRIAD_DISABLE_SHM", "bool", "0", "1: ranks on the same host talk over tcp instead of shared memory."},
+    {"MYRIAD_SHM_MODE", "enum(auto|fifo|cma)", "auto",
+     "Shared-memory data path: fifo (copy through a shared ring), cma (single copy with process_vm_readv) "
+     "or auto (cma where the kernel allows it)."},
+    {"MYRIAD_SHM_SLOT_BYTES", "size", "524288", "Bytes of one slot of a shared-memory FIFO."},
+    {"MYRIAD_SHM_SLOTS", "int", "8", "Slots per shared-memory FIFO (one FIFO per connected rank pair)."},
+    {"MYRIAD_SOCKET_IFNAME", "string", "",
+     "Network interface (or address prefix) for tcp and the rendezvous; default: the first non-loopback "
+     "interface that is up, else loopback."},
+    {"MYRIAD_SOCKET_BUFFER_BYTES", "size", "4194304", "SO_SNDBUF/SO_RCVBUF of data sockets; 0 keeps the kernel's."},
+    {"MYRIAD_ALGO", "string", "",
+     "Forces an algorithm by its registry name, e.g. allreduce.ring; an unknown name is an init error."},
+    {"MYRIAD_CHUNK_BYTES", "size", "1048576", "Pipelining chunk of the ring algorithms."},
+    {"MYRIAD_COMM_ID", "string", "",
+     "host:port of the rendezvous root, for launchers that cannot pass a unique id (rank 0 listens there)."},
+};
+
+const EnvVarSpec& spec(const char* name) {
+  for (const auto& e : kEnv)
+    if (std::strcmp(e.name, name) == 0) return e;
+  assertFailed(name, __FILE__, __LINE__);  // a variable read here must be in the table
+}
+
+std::string raw(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string(spec(name).defaultValue);
+}
+
+Status parseInt(const char* name, long long lo, long long hi, long long* out) {
+  std::string s = raw(name);
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno != 0 || v < lo || v > hi)
+    return invalidArgument(std::string(name) + "='" + s + "' is not an integer in [" + std::to_string(lo) +
+                           ", " + std::to_string(hi) + "]");
+  *out = v;
+  return Status::ok();
+}
+
+Status readInt(const char* name, int lo, int hi, int* out) {
+  long long v = 0;
+  MYR_TRY(parseInt(name, lo, hi, &v));
+  *out = static_cast<int>(v);
+  return Status::ok();
+}
+
+// Sizes accept K, M, G suffixes (powers of 1024).
+Status readSize(const char* name, size_t* out) {
+  std::string s = raw(name);
+  size_t mult = 1;
+  if (!s.empty()) {
+    char last = s.back();
+    if (last == 'K' || last == 'k') mult = size_t{1} << 10;
+    if (last == 'M' || last == 'm') mult = size_t{1} << 20;
+    if (last == 'G' || last == 'g') mult = size_t{1} << 30;
+    if (mult != 1) s.pop_back();
+  }
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno != 0 || s[0] == '-')
+    return invalidArgument(std::string(name) + "='" + raw(name) + "' is not a size (bytes, or with K/M/G)");
+  *out = static_cast<size_t>(v) * mult;
+  return Status::ok();
+}
+
+Status readBool(const char* name, bool* out) {
+  std::string s = raw(name);
+  if (s == "1" || s == "true" || s == "yes" || s == "on") return *out = true, Status::ok();
+  if (s == "0" || s == "false" || s == "no" || s == "off" || s.empty()) return *out = false, Status::ok();
+  return invalidArgument(std::string(name) + "='" + s + "' is not a boolean (0/1)");
+}
+
+Status readEnum(const char* name, std::string* out) {
+  std::string s = raw(name);
+  std::string type = spec(name).type;  // enum(a|b|c)
+  std::string choices = type.substr(5, type.size() - 6);
+  size_t pos = 0;
+  while (pos <= choices.size()) {
+    size_t bar = choices.find('|', pos);
+    if (bar == std::string::npos) bar = choices.size();
+    if (choices.compare(pos, bar - pos, s) == 0 && s.size() == bar - pos) return *out = s, Status::ok();
+    pos = bar + 1;
+  }
+  return invalidArgument(std::string(name) + "='" + s + "' is not one of " + choices);
+}
+
+}  // namespace
+
+std::span<const EnvVarSpec> envTable() { return kEnv; }
+
+std::string envTableMarkdown() {
+  std::string md = "| variable | type | default | meaning |\n|---|---|---|---|\n";
+  for (const auto& e : kEnv)
+    md += std::string("| `") + e.name + "` | " + e.type + " | `" + e.defaultValue + "` | " + e.doc + " |\n";
+  return md;
+}
+
+Result<Config> Config::fromEnv() {
+  Config c;
+  MYR_TRY(readEnum("MYRIAD_DEBUG", &c.debugLevel));
+  c.debugSubsys = raw("MYRIAD_DEBUG_SUBSYS");
+  c.debugFile = raw("MYRIAD_DEBUG_FILE");
+  MYR_TRY(readInt("MYRIAD_TIMEOUT_MS", 1, 86400000, &c.timeoutMs));
+  MYR_TRY(readInt("MYRIAD_INIT_TIMEOUT_MS", 1, 86400000, &c.initTimeoutMs));
+  c.hostId = raw("MYRIAD_HOST_ID");
+  MYR_TRY(readBool("MYRIAD_DISABLE_SHM", &c.disableShm));
+  MYR_TRY(readEnum("MYRIAD_SHM_MODE", &c.shmMode));
+  MYR_TRY(readSize("MYRIAD_SHM_SLOT_BYTES", &c.shmSlotBytes));
+  MYR_TRY(readInt("MYRIAD_SHM_SLOTS", 2, 1024, &c.shmSlots));
+  if (c.shmSlotBytes < 4096 || c.shmSlotBytes > (size_t{1} << 30))
+    return invalidArgument("MYRIAD_SHM_SLOT_BYTES must be between 4K and 1G");
+  c.socketIfname = raw("MYRIAD_SOCKET_IFNAME");
+  MYR_TRY(readSize("MYRIAD_SOCKET_BUFFER_BYTES", &c.socketBufferBytes));
+  c.algo = raw("MYRIAD_ALGO");
+  MYR_TRY(readSize("MYRIAD_CHUNK_BYTES", &c.chunkBytes));
+  if (c.chunkBytes < 1024) return invalidArgument("MYRIAD_CHUNK_BYTES must be at least 1K");
+  c.commId = raw("MYRIAD_COMM_ID");
+  return c;
+}
+
+}  // namespace myriad

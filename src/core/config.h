@@ -1,0 +1,51 @@
+// Config: every MYRIAD_* environment variable, declared once in one table (config.cc), read once into an
+// immutable value that is passed down. Nothing else in Myriad calls getenv for a MYRIAD_ variable.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "core/status.h"
+
+namespace myriad {
+
+struct EnvVarSpec {
+  const char* name;
+  const char* type;  // "int", "bool", "size", "string", "enum(a|b|c)"
+  const char* defaultValue;
+  const char* doc;
+};
+
+// The table, in the order the docs print it.
+std::span<const EnvVarSpec> envTable();
+// Markdown table of every variable (docs/environment.md is generated from it).
+std::string envTableMarkdown();
+
+struct Config {
+  // Logging
+  std::string debugLevel = "WARN";
+  std::string debugSubsys = "ALL";
+  std::string debugFile;
+  // Failure detection
+  int timeoutMs = 5000;
+  int initTimeoutMs = 60000;
+  // Topology and transports
+  std::string hostId;
+  bool disableShm = false;
+  std::string shmMode = "auto";
+  size_t shmSlotBytes = 512 << 10;
+  int shmSlots = 8;
+  std::string socketIfname;
+  size_t socketBufferBytes = 4 << 20;
+  // Algorithms
+  std::string algo;
+  size_t chunkBytes = 1 << 20;
+  // Rendezvous from launcher environments
+  std::string commId;
+
+  // Reads every variable in the table; a malformed value is an InvalidArgument naming the variable.
+  static Result<Config> fromEnv();
+};
+
+}  // namespace myriad

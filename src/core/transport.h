@@ -1,0 +1,71 @@
+// The Transport -> Connection seam. A Transport reaches peers of one kind; a Connection is one link to one
+// peer. Set-up may block (with a deadline); the data path only posts and polls: postSend/postRecv queue a
+// Request, poll() advances every queued Request without blocking and marks finished ones done. Messages on
+// a connection are matched in order; each carries a tag and its size, and a mismatch is an error that
+// names the peer (it means the ranks called different collectives or counts).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/peer_info.h"
+#include "core/status.h"
+
+namespace myriad {
+
+struct Request {
+  void* buf = nullptr;
+  size_t bytes = 0;
+  uint32_t tag = 0;
+  bool done = false;
+};
+
+class Connection {
+ public:
+  explicit Connection(const PeerInfo& peer) : peer_(peer) {}
+  virtual ~Connection() = default;
+  // The request must stay alive and untouched until done (or the connection fails).
+  virtual Status postSend(Request* r) = 0;
+  virtual Status postRecv(Request* r) = 0;
+  // Never blocks. An error names the peer; after one, the connection is unusable.
+  virtual Status poll() = 0;
+  // Called while a wait makes no progress: is the peer still there? (Cheap, but not free.)
+  virtual Status checkAlive() = 0;
+  virtual bool busy() const = 0;
+
+  const PeerInfo& peer() const { return peer_; }
+  // When poll() last moved bytes (or the first request was posted after an idle period).
+  Clock::time_point lastProgress() const { return lastProgress_; }
+
+ protected:
+  void noteProgress() { lastProgress_ = Clock::now(); }
+  PeerInfo peer_;
+  Clock::time_point lastProgress_ = Clock::now();
+};
+
+// What a transport knows of the communicator it serves.
+struct TransportContext {
+  int rank = 0;
+  int nranks = 0;
+  std::string commTag;  // unique per communicator: names shared-memory segments
+  std::array<uint8_t, 16> secret{};
+  const Config* config = nullptr;
+  const std::atomic<bool>* abort = nullptr;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  virtual bool canReach(const PeerInfo& self, const PeerInfo& peer) const = 0;
+  // May block up to the deadline; for peers that must accept, the connection completes later in poll().
+  virtual Result<std::unique_ptr<Connection>> connect(const PeerInfo& peer) = 0;
+};
+
+}  // namespace myriad

@@ -1,0 +1,34 @@
+// myriad-info: what this build of Myriad is and which settings it reads.
+//   myriad-info            version, algorithms, this host's identity
+//   myriad-info --env      every MYRIAD_* variable: name, type, default, meaning (markdown)
+#include <cstdio>
+#include <cstring>
+
+#include "algorithms/registry.h"
+#include "core/config.h"
+#include "core/peer_info.h"
+#include "myriad/myriad.h"
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--env") == 0) {
+    std::fputs(myriad::envTableMarkdown().c_str(), stdout);
+    return 0;
+  }
+  if (argc > 1) {
+    std::fprintf(stderr, "usage: myriad-info [--env]\n");
+    return 2;
+  }
+  int v = 0;
+  myrGetVersion(&v);
+  std::printf("Myriad %d.%d.%d\n", v / 10000, v / 100 % 100, v % 100);
+  auto config = myriad::Config::fromEnv();
+  if (!config.isOk()) {
+    std::fprintf(stderr, "myriad-info: %s\n", config.status().message().c_str());
+    return 1;
+  }
+  std::printf("host id     : %s\n", myriad::localHostId(config.value()).c_str());
+  std::printf("algorithms  :");
+  for (const auto* a : myriad::allAlgorithms()) std::printf(" %s", a->name());
+  std::printf("\ntransports  : shm tcp\n");
+  return 0;
+}

@@ -1,0 +1,61 @@
+// A one-directional shared-memory FIFO between two processes of one host: the sender creates and owns it,
+// the receiver attaches when it first needs data and unlinks the name at once (so nothing is left in
+// /dev/shm once both ends are mapped). Slots are published with a release store of `head` and freed with
+// a release store of `tail`; each side only ever writes its own counter.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+
+namespace myriad {
+
+struct alignas(64) ShmSlotHeader {
+  uint64_t msgBytes;    // size of the whole message
+  uint64_t offset;      // where this piece goes in the message
+  uint64_t pieceBytes;  // bytes in this slot
+  uint32_t tag;
+  uint32_t reserved;
+};
+
+struct ShmControl {
+  std::atomic<uint32_t> magic;  // set last by the creator: the segment is initialised
+  uint32_t slots;
+  uint64_t slotBytes;
+  alignas(64) std::atomic<uint64_t> head;  // slots published by the sender
+  alignas(64) std::atomic<uint64_t> tail;  // slots consumed by the receiver
+};
+
+class ShmSegment {
+ public:
+  ShmSegment() = default;
+  ShmSegment(const ShmSegment&) = delete;
+  ShmSegment& operator=(const ShmSegment&) = delete;
+  ~ShmSegment();
+
+  // Sender side: creates, sizes, pre-faults and initialises the segment.
+  Status create(const std::string& name, uint32_t slots, size_t slotBytes);
+  // Receiver side: Code::kNotSupported while the segment does not exist yet.
+  Status attach(const std::string& name, uint32_t slots, size_t slotBytes);
+
+  bool mapped() const { return base_ != nullptr; }
+  ShmControl* control() const { return reinterpret_cast<ShmControl*>(base_); }
+  ShmSlotHeader* slotHeader(uint64_t i) const;
+  uint8_t* slotData(uint64_t i) const { return reinterpret_cast<uint8_t*>(slotHeader(i)) + sizeof(ShmSlotHeader); }
+  uint32_t slots() const { return slots_; }
+  size_t slotBytes() const { return slotBytes_; }
+
+ private:
+  static size_t totalBytes(uint32_t slots, size_t slotBytes);
+  void* base_ = nullptr;
+  size_t size_ = 0;
+  uint32_t slots_ = 0;
+  size_t slotBytes_ = 0;
+  std::string name_;
+  bool owner_ = false;  // the creator unlinks the name if the receiver never attached
+};
+
+}  // namespace myriad

@@ -1,0 +1,78 @@
+// tcp: the transport that reaches every peer. One listener per communicator; the lower rank of a pair
+// connects and opens with a hello (magic, the communicator's secret, both ranks), the higher rank accepts
+// lazily from poll(), so connection set-up never waits on the peer's thread. Unauthenticated or malformed
+// connections are dropped and logged. The data path is non-blocking sockets, one frame per message:
+// header {magic, tag, bytes} then the payload, written and read straight from the user's buffer.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "core/socket.h"
+#include "core/transport.h"
+
+namespace myriad {
+
+class TcpTransport final : public Transport {
+ public:
+  // Opens the listener on the configured interface; self->tcpAddr receives its address.
+  static Result<std::unique_ptr<TcpTransport>> create(TransportContext ctx, PeerInfo* self);
+  const char* name() const override { return "tcp"; }
+  bool canReach(const PeerInfo&, const PeerInfo&) const override { return true; }
+  Result<std::unique_ptr<Connection>> connect(const PeerInfo& peer) override;
+
+  // Never blocks: the authenticated socket that `rank` opened to us, or -1 for not yet.
+  Result<int> takeAccepted(int rank);
+
+ private:
+  struct Pending {
+    Fd fd;
+    std::string from;
+    Clock::time_point since;
+    uint8_t hello[32];
+    size_t got = 0;
+  };
+  explicit TcpTransport(TransportContext ctx) : ctx_(std::move(ctx)) {}
+  void acceptNew();
+  void readHellos();
+  Status tuneSocket(int fd) const;
+
+  TransportContext ctx_;
+  Fd listen_;
+  std::vector<Pending> pending_;
+  std::map<int, Fd> ready_;  // authenticated, by rank
+};
+
+class TcpConnection final : public Connection {
+ public:
+  // fd < 0: waits for the peer to connect (accepted through `transport`).
+  TcpConnection(const PeerInfo& peer, int fd, TcpTransport* transport) : Connection(peer), fd_(fd), transport_(transport) {}
+  Status postSend(Request* r) override;
+  Status postRecv(Request* r) override;
+  Status poll() override;
+  Status checkAlive() override;
+  bool busy() const override { return !sends_.empty() || !recvs_.empty(); }
+
+ private:
+  struct Header {
+    uint32_t magic;
+    uint32_t tag;
+    uint64_t bytes;
+  };
+  Status pollSends();
+  Status pollRecvs();
+  Status ioError(const char* what, int err) const;
+
+  Fd fd_;
+  TcpTransport* transport_;
+  std::deque<Request*> sends_;
+  std::deque<Request*> recvs_;
+  Header sendHeader_{};
+  size_t sendDone_ = 0;  // bytes of the front frame (header + payload) sent
+  Header recvHeader_{};
+  size_t recvDone_ = 0;  // bytes of the front frame received
+};
+
+}  // namespace myriad
