@@ -31,7 +31,8 @@ Result<const Algorithm*> chooseAlgorithm(const CollArgs& args, const Comm& comm)
     const Algorithm* a = findAlgorithm(forced);
     if (a && a->kind() == args.kind) {
       Status s = a->supports(args, comm);
-      if (!s.isOk()) return invalidUsage(std::string("MYRIAD_ALGO=") + forced + " cannot run this call: " + s.message());
+      if (!s.isOk())
+        return invalidUsage(std::string("MYRIAD_ALGO=") + forced + " cannot run this call: " + s.message());
       return a;
     }
   }

@@ -33,11 +33,13 @@ void allReduceBw(size_t bytes, double seconds, int nranks, double* algBw, double
 }
 
 constexpr Collective kAllReduce{
-    "all_reduce", /*hasOp=*/true, /*hasRoot=*/false, allReduceCounts, allReduceInitData,
-    allReduceCheckData, allReduceRun, allReduceBw,
+    "all_reduce",      /*hasOp=*/true,     /*hasRoot=*/false, allReduceCounts,
+    allReduceInitData, allReduceCheckData, allReduceRun,      allReduceBw,
 };
 
 }  // namespace
 }  // namespace myriad::bench
 
-int main(int argc, char** argv) { return myriad::bench::benchMain(argc, argv, myriad::bench::kAllReduce); }
+int main(int argc, char** argv) {
+  return myriad::bench::benchMain(argc, argv, myriad::bench::kAllReduce);
+}

@@ -41,8 +41,7 @@ class RingAllReduceTask final : public Task {
   }
 
   Status start() override {
-    if (n_ == 1 && a_.sendbuff != a_.recvbuff && a_.count)
-      std::memcpy(a_.recvbuff, a_.sendbuff, a_.count * esize_);
+    if (n_ == 1 && a_.sendbuff != a_.recvbuff && a_.count) std::memcpy(a_.recvbuff, a_.sendbuff, a_.count * esize_);
     return Status::ok();
   }
 

@@ -44,8 +44,10 @@ int benchMain(int argc, char** argv, const Collective& coll) {
   run.collective = coll.name;
   const char* program = run.program.c_str();
   if (options.memory == "cuda") {
-    std::fprintf(stderr, "%s: -m cuda: CUDA memory is not supported by this build of the benchmarks; "
-                 "only host memory (-m host) is\n", program);
+    std::fprintf(stderr,
+                 "%s: -m cuda: CUDA memory is not supported by this build of the benchmarks; "
+                 "only host memory (-m host) is\n",
+                 program);
     return 2;
   }
   if (options.memory != "host") {
@@ -67,9 +69,10 @@ int benchMain(int argc, char** argv, const Collective& coll) {
   }
   if (launch.size > 1) {
     if (options.nranks > 0) {
-      std::fprintf(stderr, "%s: -np %d given, but the process was started by %s as rank %d of %d; "
-                   "use one or the other\n", program, options.nranks, launch.launcher.c_str(), launch.rank,
-                   launch.size);
+      std::fprintf(stderr,
+                   "%s: -np %d given, but the process was started by %s as rank %d of %d; "
+                   "use one or the other\n",
+                   program, options.nranks, launch.launcher.c_str(), launch.rank, launch.size);
       return 2;
     }
     myrUniqueId id;

@@ -41,8 +41,8 @@ void bufferBytes(const Collective& coll, const Options& o, int nranks, size_t* s
     const size_t ts = test::dataTypeSize(type);
     const CollCounts c = coll.getCounts(o.maxBytes, ts, nranks);
     *sendBytes = std::max(*sendBytes, c.sendCount * ts);
-    *recvBytes = std::max({*recvBytes, (c.recvCount + c.recvInPlaceOffset) * ts,
-                           (c.sendCount + c.sendInPlaceOffset) * ts});
+    *recvBytes =
+        std::max({*recvBytes, (c.recvCount + c.recvInPlaceOffset) * ts, (c.sendCount + c.sendInPlaceOffset) * ts});
   }
 }
 
@@ -63,8 +63,10 @@ struct Sweep {
     if (!timeCalls(ctx, o.warmupIters, o.iters, call, &seconds, error)) return false;
     double wrong = 0;
     if (o.check) {
-      std::memset(recvBuf, kPoison, (std::max(a.counts.recvCount + a.counts.recvInPlaceOffset,
-                                              a.counts.sendCount + a.counts.sendInPlaceOffset)) * ts);
+      std::memset(
+          recvBuf, kPoison,
+          (std::max(a.counts.recvCount + a.counts.recvInPlaceOffset, a.counts.sendCount + a.counts.sendInPlaceOffset)) *
+              ts);
       coll.initData(a, send, salt);
       const myrResult_t res = call();
       if (res != myrSuccess) {

@@ -12,11 +12,11 @@ namespace myriad::bench {
 
 // Element counts of one message size, per rank.
 struct CollCounts {
-  size_t sendCount = 0;           // elements in sendbuff
-  size_t recvCount = 0;           // elements in recvbuff
-  size_t count = 0;               // the "count" column (the count argument of the call)
-  size_t sendInPlaceOffset = 0;   // in place: sendbuff = recvbuff + this many elements
-  size_t recvInPlaceOffset = 0;   // in place: recvbuff = recvbuff + this many elements
+  size_t sendCount = 0;          // elements in sendbuff
+  size_t recvCount = 0;          // elements in recvbuff
+  size_t count = 0;              // the "count" column (the count argument of the call)
+  size_t sendInPlaceOffset = 0;  // in place: sendbuff = recvbuff + this many elements
+  size_t recvInPlaceOffset = 0;  // in place: recvbuff = recvbuff + this many elements
 };
 
 struct CollArgs {

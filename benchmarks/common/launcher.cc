@@ -55,8 +55,7 @@ bool detectLauncher(LaunchInfo* info, std::string* error) {
     if (!hasEnv(l.rank) && !hasEnv(l.size)) continue;
     LaunchInfo found;
     found.launcher = l.launcher;
-    if (!readInt(l.rank, &found.rank) || !readInt(l.size, &found.size) || found.size < 1 ||
-        found.rank >= found.size) {
+    if (!readInt(l.rank, &found.rank) || !readInt(l.size, &found.size) || found.size < 1 || found.rank >= found.size) {
       *error = std::string(l.launcher) + " launcher detected, but " + l.rank + "='" +
                (hasEnv(l.rank) ? std::getenv(l.rank) : "") + "' and " + l.size + "='" +
                (hasEnv(l.size) ? std::getenv(l.size) : "") + "' are not a rank below a positive size";
@@ -86,8 +85,7 @@ bool myriad_bench_id_from_env(const LaunchInfo& info, myrUniqueId* id, std::stri
   return false;
 }
 
-int runForkedRanks(int nranks, const myrUniqueId& id, const RankBody& body, const char* program,
-                   int graceSeconds) {
+int runForkedRanks(int nranks, const myrUniqueId& id, const RankBody& body, const char* program, int graceSeconds) {
   using Clock = std::chrono::steady_clock;
   std::vector<pid_t> pids(static_cast<size_t>(nranks), -1);
   std::fflush(nullptr);
@@ -124,8 +122,8 @@ int runForkedRanks(int nranks, const myrUniqueId& id, const RankBody& body, cons
       if (Clock::now() >= giveUpAt) {
         for (int r = 0; r < nranks; ++r) {
           if (pids[static_cast<size_t>(r)] <= 0) continue;
-          std::fprintf(stderr, "%s: rank %d (pid %d) still running %d s after rank %d failed; killing it\n",
-                       program, r, static_cast<int>(pids[static_cast<size_t>(r)]), graceSeconds, firstFailed);
+          std::fprintf(stderr, "%s: rank %d (pid %d) still running %d s after rank %d failed; killing it\n", program, r,
+                       static_cast<int>(pids[static_cast<size_t>(r)]), graceSeconds, firstFailed);
           kill(pids[static_cast<size_t>(r)], SIGKILL);
         }
         giveUpAt = Clock::time_point::max();
@@ -146,8 +144,8 @@ int runForkedRanks(int nranks, const myrUniqueId& id, const RankBody& body, cons
       std::fprintf(stderr, "%s: rank %d (pid %d) exited with status %d\n", program, rank, static_cast<int>(pid),
                    WEXITSTATUS(status));
     } else if (WIFSIGNALED(status)) {
-      std::fprintf(stderr, "%s: rank %d (pid %d) was killed by signal %d (%s)\n", program, rank,
-                   static_cast<int>(pid), WTERMSIG(status), strsignal(WTERMSIG(status)));
+      std::fprintf(stderr, "%s: rank %d (pid %d) was killed by signal %d (%s)\n", program, rank, static_cast<int>(pid),
+                   WTERMSIG(status), strsignal(WTERMSIG(status)));
     }
     if (firstFailed < 0) {
       firstFailed = rank;

@@ -32,7 +32,6 @@ using RankBody = std::function<int(int rank, int nranks, const myrUniqueId& id)>
 // Forks nranks children running body, waits for all of them and returns 0 when every child exited with 0.
 // Each failure is printed (rank, pid, exit code or signal). Once a child has failed, the others get
 // graceSeconds to notice and leave on their own; whoever is still running then is killed.
-int runForkedRanks(int nranks, const myrUniqueId& id, const RankBody& body, const char* program,
-                   int graceSeconds = 30);
+int runForkedRanks(int nranks, const myrUniqueId& id, const RankBody& body, const char* program, int graceSeconds = 30);
 
 }  // namespace myriad::bench

@@ -4,7 +4,6 @@
 #include "benchmarks/common/options.h"
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -22,11 +21,11 @@ struct NamedType {
 
 // nccl-tests' names first, then the aliases Myriad accepts.
 constexpr NamedType kTypeNames[] = {
-    {"int8", myrInt8},          {"uint8", myrUint8},         {"int32", myrInt32},       {"uint32", myrUint32},
-    {"int64", myrInt64},        {"uint64", myrUint64},       {"half", myrFloat16},      {"float", myrFloat32},
-    {"double", myrFloat64},     {"bfloat16", myrBfloat16},   {"f8e4m3", myrFloat8e4m3}, {"f8e5m2", myrFloat8e5m2},
-    {"char", myrInt8},          {"int", myrInt32},           {"float16", myrFloat16},   {"float32", myrFloat32},
-    {"float64", myrFloat64},    {"bf16", myrBfloat16},       {"fp8e4m3", myrFloat8e4m3}, {"fp8e5m2", myrFloat8e5m2},
+    {"int8", myrInt8},       {"uint8", myrUint8},       {"int32", myrInt32},        {"uint32", myrUint32},
+    {"int64", myrInt64},     {"uint64", myrUint64},     {"half", myrFloat16},       {"float", myrFloat32},
+    {"double", myrFloat64},  {"bfloat16", myrBfloat16}, {"f8e4m3", myrFloat8e4m3},  {"f8e5m2", myrFloat8e5m2},
+    {"char", myrInt8},       {"int", myrInt32},         {"float16", myrFloat16},    {"float32", myrFloat32},
+    {"float64", myrFloat64}, {"bf16", myrBfloat16},     {"fp8e4m3", myrFloat8e4m3}, {"fp8e5m2", myrFloat8e5m2},
 };
 
 bool parseTypes(const std::string& text, std::vector<myrDataType_t>* types) {
@@ -105,7 +104,8 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode) {
   app.add_option("-i,--stepbytes", stepBytes, "size increment when -f is 1")->capture_default_str();
   app.add_option("-f,--stepfactor", o.stepFactor, "size multiplier")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("-w,--warmup_iters", o.warmupIters, "warmup iterations")->check(CLI::NonNegativeNumber)
+  app.add_option("-w,--warmup_iters", o.warmupIters, "warmup iterations")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("-c,--check", check, "check results (0/1)")->check(CLI::IsMember({0, 1}))->capture_default_str();
   app.add_option("-o,--op", ops, "sum|prod|max|min|avg|all")->capture_default_str();
@@ -114,9 +114,11 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode) {
       ->capture_default_str();
   app.add_option("-r,--root", o.root, "root rank of rooted collectives")->capture_default_str();
   app.add_option("-z,--blocking", blocking, "1: blocking calls (NULL stream); 0: a host stream")
-      ->check(CLI::IsMember({0, 1}))->capture_default_str();
+      ->check(CLI::IsMember({0, 1}))
+      ->capture_default_str();
   app.add_option("-a,--average", average, "time across ranks: 0 rank 0, 1 mean, 2 min, 3 max")
-      ->check(CLI::IsMember({0, 1, 2, 3}))->capture_default_str();
+      ->check(CLI::IsMember({0, 1, 2, 3}))
+      ->capture_default_str();
   app.add_option("-t,--nthreads", nthreads, "threads per process (only 1)")->check(CLI::IsMember({1}));
   app.add_option("-g,--ngpus", ngpus, "devices per thread (only 1)")->check(CLI::IsMember({1}));
   app.add_option("--np", o.nranks, "-np N: fork N local ranks (when not started by a launcher)")
@@ -134,8 +136,7 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode) {
     return false;
   }
   auto fail = [&](const std::string& message) {
-    std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", app.get_name().c_str(),
-                 message.c_str());
+    std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", app.get_name().c_str(), message.c_str());
     *exitCode = 2;
     return false;
   };

@@ -15,22 +15,22 @@ namespace myriad::bench {
 enum class Average { kRank0 = 0, kMean = 1, kMin = 2, kMax = 3 };
 
 struct Options {
-  size_t minBytes = size_t{32} << 20;   // -b
-  size_t maxBytes = size_t{32} << 20;   // -e
-  size_t stepBytes = size_t{1} << 20;   // -i, used when stepFactor <= 1
-  int stepFactor = 1;                   // -f, multiplies the size when > 1
-  int iters = 20;                       // -n
-  int warmupIters = 5;                  // -w
-  bool check = true;                    // -c
-  std::vector<myrRedOp_t> ops{myrSum};  // -o
+  size_t minBytes = size_t{32} << 20;            // -b
+  size_t maxBytes = size_t{32} << 20;            // -e
+  size_t stepBytes = size_t{1} << 20;            // -i, used when stepFactor <= 1
+  int stepFactor = 1;                            // -f, multiplies the size when > 1
+  int iters = 20;                                // -n
+  int warmupIters = 5;                           // -w
+  bool check = true;                             // -c
+  std::vector<myrRedOp_t> ops{myrSum};           // -o
   std::vector<myrDataType_t> types{myrFloat32};  // -d
-  int root = 0;                         // -r
-  bool blocking = false;                // -z 1: NULL stream; 0: a host stream
-  Average average = Average::kMean;     // -a
-  int nranks = 0;                       // -np; 0: not given
-  std::string algo;                     // -A: exported as MYRIAD_ALGO before init
-  std::string memory = "host";          // -m
-  std::string jsonPath;                 // --json
+  int root = 0;                                  // -r
+  bool blocking = false;                         // -z 1: NULL stream; 0: a host stream
+  Average average = Average::kMean;              // -a
+  int nranks = 0;                                // -np; 0: not given
+  std::string algo;                              // -A: exported as MYRIAD_ALGO before init
+  std::string memory = "host";                   // -m
+  std::string jsonPath;                          // --json
 };
 
 // Parses argv. Returns true with `options` filled, or false with *exitCode set (0 after --help, 2 after a

@@ -44,8 +44,8 @@ std::string jsonString(const std::string& s) {
 
 std::string jsonHalf(const char* prefix, const ResultHalf& h) {
   const std::string p = prefix;
-  return "\"" + p + "time_us\":" + jsonNumber(h.timeUs) + ",\"" + p + "algbw_gbs\":" + jsonNumber(h.algBw) +
-         ",\"" + p + "busbw_gbs\":" + jsonNumber(h.busBw) + ",\"" + p +
+  return "\"" + p + "time_us\":" + jsonNumber(h.timeUs) + ",\"" + p + "algbw_gbs\":" + jsonNumber(h.algBw) + ",\"" + p +
+         "busbw_gbs\":" + jsonNumber(h.busBw) + ",\"" + p +
          "wrong\":" + (h.checked ? jsonNumber(h.wrong) : std::string("null"));
 }
 
@@ -54,7 +54,8 @@ std::string jsonHalf(const char* prefix, const ResultHalf& h) {
 void printRunHeader(std::FILE* out, const Options& o, const RunDescription& run,
                     const std::vector<RankDescription>& ranks) {
   std::fprintf(out, "# Collective test starting: %s\n", run.program.c_str());
-  std::fprintf(out, "# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d "
+  std::fprintf(out,
+               "# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d "
                "agg iters: 1 validation: %d graph: 0\n",
                o.minBytes, o.maxBytes, o.stepFactor > 1 ? static_cast<size_t>(o.stepFactor) : o.stepBytes,
                o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, o.check ? 1 : 0);
@@ -82,8 +83,7 @@ void printTableHeader(std::FILE* out) {
 }
 
 void printRow(std::FILE* out, const ResultRow& row) {
-  std::fprintf(out, "%12zu  %12zu  %8s  %6s  %6d", row.bytes, row.count, row.type.c_str(), row.op.c_str(),
-               row.root);
+  std::fprintf(out, "%12zu  %12zu  %8s  %6s  %6d", row.bytes, row.count, row.type.c_str(), row.op.c_str(), row.root);
   printHalf(out, row.outOfPlace);
   printHalf(out, row.inPlace);
   std::fprintf(out, "\n");
@@ -98,12 +98,12 @@ void printFooter(std::FILE* out, double wrongTotal, double avgBusBw) {
 }
 
 void writeJsonRow(std::FILE* out, const RunDescription& run, const Options& o, const ResultRow& row) {
-  std::string line = "{\"collective\":" + jsonString(run.collective) + ",\"nranks\":" +
-                     std::to_string(run.nranks) + ",\"algo\":" + jsonString(run.algo) +
-                     ",\"blocking\":" + (o.blocking ? "1" : "0") + ",\"size\":" + std::to_string(row.bytes) +
-                     ",\"count\":" + std::to_string(row.count) + ",\"type\":" + jsonString(row.type) +
-                     ",\"redop\":" + jsonString(row.op) + ",\"root\":" + std::to_string(row.root) + "," +
-                     jsonHalf("oop_", row.outOfPlace) + "," + jsonHalf("ip_", row.inPlace) + "}\n";
+  std::string line = "{\"collective\":" + jsonString(run.collective) + ",\"nranks\":" + std::to_string(run.nranks) +
+                     ",\"algo\":" + jsonString(run.algo) + ",\"blocking\":" + (o.blocking ? "1" : "0") +
+                     ",\"size\":" + std::to_string(row.bytes) + ",\"count\":" + std::to_string(row.count) +
+                     ",\"type\":" + jsonString(row.type) + ",\"redop\":" + jsonString(row.op) +
+                     ",\"root\":" + std::to_string(row.root) + "," + jsonHalf("oop_", row.outOfPlace) + "," +
+                     jsonHalf("ip_", row.inPlace) + "}\n";
   std::fputs(line.c_str(), out);
   std::fflush(out);
 }

@@ -24,7 +24,7 @@ struct RunDescription {
   std::string launcher;    // "fork", "openmpi", ...
   std::string algo;        // MYRIAD_ALGO, "" for the tuner's choice
   int nranks = 1;
-  int version = 0;         // myrGetVersion
+  int version = 0;  // myrGetVersion
 };
 
 struct ResultHalf {  // out-of-place or in-place

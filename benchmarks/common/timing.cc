@@ -32,8 +32,8 @@ bool syncStream(const RankContext& ctx, std::string* error) {
   return false;
 }
 
-bool timeCalls(const RankContext& ctx, int warmup, int iters, const std::function<myrResult_t()>& call,
-               double* seconds, std::string* error) {
+bool timeCalls(const RankContext& ctx, int warmup, int iters, const std::function<myrResult_t()>& call, double* seconds,
+               std::string* error) {
   for (int i = 0; i < warmup; ++i) {
     const myrResult_t res = call();
     if (res != myrSuccess) {

@@ -28,8 +28,8 @@ bool syncStream(const RankContext& ctx, std::string* error);
 
 // Runs `call` warmup times, then a one-element barrier, then `iters` times under a steady_clock, the stream
 // synchronised before the clock stops. *seconds: wall time per call.
-bool timeCalls(const RankContext& ctx, int warmup, int iters, const std::function<myrResult_t()>& call,
-               double* seconds, std::string* error);
+bool timeCalls(const RankContext& ctx, int warmup, int iters, const std::function<myrResult_t()>& call, double* seconds,
+               std::string* error);
 
 // Combines one number per rank as -a says (rank 0's, the mean, min or max); the same result on every rank.
 bool combineAcrossRanks(const RankContext& ctx, double value, Average how, double* combined, std::string* error);

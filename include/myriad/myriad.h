@@ -75,22 +75,22 @@ typedef struct {
 /** Options of myrCommInitRankConfig. Initialise with MYR_CONFIG_INITIALIZER, then set fields;
  *  a field left at MYR_CONFIG_UNDEF_INT takes its default (from the environment, see docs/environment.md). */
 typedef struct {
-  size_t size;      /**< sizeof(myrConfig_t), set by the initializer */
+  size_t size;          /**< sizeof(myrConfig_t), set by the initializer */
   unsigned int magic;   /**< set by the initializer */
   unsigned int version; /**< MYRIAD_VERSION_CODE, set by the initializer */
-  int blocking;     /**< 1 (default): init returns when the communicator is ready. 0: init returns
-                         myrInProgress at once; poll myrCommGetAsyncError until it is myrSuccess. */
-  int timeoutMs;    /**< milliseconds of silence from a peer that should be talking before myrTimeout
-                         (default MYRIAD_TIMEOUT_MS, 5000) */
-  int initTimeoutMs; /**< deadline of the whole rendezvous (default MYRIAD_INIT_TIMEOUT_MS, 60000) */
+  int blocking;         /**< 1 (default): init returns when the communicator is ready. 0: init returns
+                             myrInProgress at once; poll myrCommGetAsyncError until it is myrSuccess. */
+  int timeoutMs;        /**< milliseconds of silence from a peer that should be talking before myrTimeout
+                             (default MYRIAD_TIMEOUT_MS, 5000) */
+  int initTimeoutMs;    /**< deadline of the whole rendezvous (default MYRIAD_INIT_TIMEOUT_MS, 60000) */
 } myrConfig_t;
 
 #define MYR_CONFIG_UNDEF_INT (-2147483647 - 1)
 #define MYR_CONFIG_MAGIC 0x6d797263u /* "myrc" */
-#define MYR_CONFIG_INITIALIZER                                                               \
-  {                                                                                          \
-    sizeof(myrConfig_t), MYR_CONFIG_MAGIC, MYRIAD_VERSION_CODE, MYR_CONFIG_UNDEF_INT,        \
-        MYR_CONFIG_UNDEF_INT, MYR_CONFIG_UNDEF_INT                                           \
+#define MYR_CONFIG_INITIALIZER                                                                              \
+  {                                                                                                         \
+    sizeof(myrConfig_t), MYR_CONFIG_MAGIC, MYRIAD_VERSION_CODE, MYR_CONFIG_UNDEF_INT, MYR_CONFIG_UNDEF_INT, \
+        MYR_CONFIG_UNDEF_INT                                                                                \
   }
 
 /** Library version as MYRIAD_VERSION_CODE. */
@@ -104,8 +104,7 @@ myrResult_t myrGetUniqueId(myrUniqueId* uniqueId);
 myrResult_t myrCommInitRank(myrComm_t* comm, int nranks, myrUniqueId commId, int rank);
 
 /** As myrCommInitRank, with options. */
-myrResult_t myrCommInitRankConfig(myrComm_t* comm, int nranks, myrUniqueId commId, int rank,
-                                  myrConfig_t* config);
+myrResult_t myrCommInitRankConfig(myrComm_t* comm, int nranks, myrUniqueId commId, int rank, myrConfig_t* config);
 
 /** Waits for the communicator's outstanding calls, then frees it. */
 myrResult_t myrCommDestroy(myrComm_t comm);
@@ -136,8 +135,8 @@ myrResult_t myrStreamDestroy(myrStream_t stream);
 
 /** recvbuff[i] = op over all ranks of sendbuff[i], for i < count, on every rank. sendbuff == recvbuff
  *  is in place. */
-myrResult_t myrAllReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype,
-                         myrRedOp_t op, myrComm_t comm, myrStream_t stream);
+myrResult_t myrAllReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrRedOp_t op,
+                         myrComm_t comm, myrStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -5,8 +5,8 @@
 namespace myriad::capi {
 namespace {
 
-Status allReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t dtype, myrRedOp_t op,
-                 myrComm_t comm, myrStream_t stream) {
+Status allReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t dtype, myrRedOp_t op, myrComm_t comm,
+                 myrStream_t stream) {
   MYR_ASSIGN_OR_RETURN(Comm * c, ready(comm));
   CollArgs args;
   args.kind = CollKind::kAllReduce;

@@ -82,8 +82,10 @@ Status initComm(myrComm_t* out, int nranks, int rank, const UniqueId& id, std::s
 }
 
 Status storeFor(const UniqueId& id, const Config& config, std::shared_ptr<Store>* store) {
-  if (id.kind == IdKind::kFile) *store = std::make_shared<FileStore>(id.fileDir);
-  else *store = std::make_shared<TcpStore>(id.tcpRoot, id.secret, config.initTimeoutMs);
+  if (id.kind == IdKind::kFile)
+    *store = std::make_shared<FileStore>(id.fileDir);
+  else
+    *store = std::make_shared<TcpStore>(id.tcpRoot, id.secret, config.initTimeoutMs);
   return Status::ok();
 }
 
@@ -151,7 +153,8 @@ const char* lastError(myrComm_t comm) {
   if (!comm) return tLastError.c_str();
   std::lock_guard<std::mutex> lock(comm->errorMu);
   // An asynchronous failure (on a stream, or of a peer) counts as this communicator's last error too.
-  if (comm->lastError.empty() && comm->impl && !comm->impl->usable().isOk()) comm->lastError = comm->impl->usable().message();
+  if (comm->lastError.empty() && comm->impl && !comm->impl->usable().isOk())
+    comm->lastError = comm->impl->usable().message();
   return comm->lastError.c_str();
 }
 
@@ -170,9 +173,12 @@ myrResult_t commInitFromStore(myrComm_t* comm, int nranks, int rank, std::shared
     s = store->set("comm.secret", Bytes(id.secret.begin(), id.secret.end()));
   } else if (s.isOk()) {
     auto got = store->get("comm.secret", config.initTimeoutMs, nullptr);
-    if (!got.isOk()) s = got.takeStatus();
-    else if (got.value().size() != id.secret.size()) s = invalidArgument("store holds a malformed secret");
-    else std::copy(got.value().begin(), got.value().end(), id.secret.begin());
+    if (!got.isOk())
+      s = got.takeStatus();
+    else if (got.value().size() != id.secret.size())
+      s = invalidArgument("store holds a malformed secret");
+    else
+      std::copy(got.value().begin(), got.value().end(), id.secret.begin());
   }
   if (s.isOk()) s = capi::initComm(comm, nranks, rank, id, std::move(store), config, true);
   return capi::finish(nullptr, s, "commInitFromStore");
@@ -200,7 +206,9 @@ myrResult_t myrGetVersion(int* version) {
   return myrSuccess;
 }
 
-myrResult_t myrGetUniqueId(myrUniqueId* uniqueId) { return finish(nullptr, myriad::capi::getUniqueId(uniqueId), __func__); }
+myrResult_t myrGetUniqueId(myrUniqueId* uniqueId) {
+  return finish(nullptr, myriad::capi::getUniqueId(uniqueId), __func__);
+}
 
 myrResult_t myrCommInitRank(myrComm_t* comm, int nranks, myrUniqueId commId, int rank) {
   return finish(nullptr, myriad::capi::commInitRank(comm, nranks, commId, rank, nullptr), __func__);
@@ -210,9 +218,13 @@ myrResult_t myrCommInitRankConfig(myrComm_t* comm, int nranks, myrUniqueId commI
   return finish(nullptr, myriad::capi::commInitRank(comm, nranks, commId, rank, config), __func__);
 }
 
-myrResult_t myrCommDestroy(myrComm_t comm) { return finish(nullptr, myriad::capi::destroy(comm, false), __func__); }
+myrResult_t myrCommDestroy(myrComm_t comm) {
+  return finish(nullptr, myriad::capi::destroy(comm, false), __func__);
+}
 
-myrResult_t myrCommAbort(myrComm_t comm) { return finish(nullptr, myriad::capi::destroy(comm, true), __func__); }
+myrResult_t myrCommAbort(myrComm_t comm) {
+  return finish(nullptr, myriad::capi::destroy(comm, true), __func__);
+}
 
 myrResult_t myrCommGetAsyncError(myrComm_t comm, myrResult_t* asyncError) {
   if (!comm || !asyncError) return finish(comm, myriad::invalidArgument("comm or asyncError is NULL"), __func__);
@@ -254,6 +266,8 @@ const char* myrGetErrorString(myrResult_t result) {
   }
 }
 
-const char* myrGetLastError(myrComm_t comm) { return myriad::capi::lastError(comm); }
+const char* myrGetLastError(myrComm_t comm) {
+  return myriad::capi::lastError(comm);
+}
 
 }  // extern "C"

@@ -10,7 +10,9 @@ namespace myriad {
 using Clock = std::chrono::steady_clock;
 using Bytes = std::vector<uint8_t>;
 
-inline Clock::time_point deadlineIn(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
+inline Clock::time_point deadlineIn(int ms) {
+  return Clock::now() + std::chrono::milliseconds(ms);
+}
 inline int64_t msSince(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
 }

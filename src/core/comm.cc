@@ -30,8 +30,8 @@ Result<std::unique_ptr<Comm>> Comm::create(CommSetup setup) {
   c->store_ = setup.store;
   c->commTag_ = setup.commTag;
   configureLogging(c->config_);
-  MYR_TRY(c->bootstrap(setup).addContext("rank " + std::to_string(setup.rank) + " of " +
-                                          std::to_string(setup.nranks) + ": init"));
+  MYR_TRY(c->bootstrap(setup).addContext("rank " + std::to_string(setup.rank) + " of " + std::to_string(setup.nranks) +
+                                         ": init"));
   return c;
 }
 
@@ -67,7 +67,8 @@ Status Comm::bootstrap(CommSetup& setup) {
       MYR_ASSIGN_OR_RETURN(Bytes b, store_->get("peer." + std::to_string(r), config_.initTimeoutMs, setup.cancel));
       Reader rd(b);
       int32_t theirN = rd.i32();
-      if (rd.failed()) problem = "malformed description of rank " + std::to_string(r);
+      if (rd.failed())
+        problem = "malformed description of rank " + std::to_string(r);
       else if (theirN != nranks_)
         problem = "rank " + std::to_string(r) + " was started with nranks=" + std::to_string(theirN) +
                   " but rank 0 with nranks=" + std::to_string(nranks_);
@@ -75,8 +76,10 @@ Status Comm::bootstrap(CommSetup& setup) {
     }
     Writer out;
     out.u32(problem.empty() ? kPeersMagic : 0);
-    if (problem.empty()) out.raw(all.bytes().data() + 4, all.bytes().size() - 4);
-    else out.str(problem);
+    if (problem.empty())
+      out.raw(all.bytes().data() + 4, all.bytes().size() - 4);
+    else
+      out.str(problem);
     MYR_TRY(store_->set("peers", out.bytes()));
     table = std::move(out.bytes());
   } else {
@@ -122,7 +125,8 @@ Result<Connection*> Comm::connection(int peer) {
   const PeerInfo& other = peers_[static_cast<size_t>(peer)];
   Transport* t = shm_->canReach(self, other) ? static_cast<Transport*>(shm_.get()) : tcp_.get();
   auto c = t->connect(other);
-  if (!c.isOk()) return fail(c.takeStatus().addContext("rank " + std::to_string(rank_) + ": connect to " + other.describe()));
+  if (!c.isOk())
+    return fail(c.takeStatus().addContext("rank " + std::to_string(rank_) + ": connect to " + other.describe()));
   slot = c.take();
   open_.push_back(slot.get());
   return slot.get();

@@ -89,8 +89,10 @@ Status Comm::run(Task& task) {
       s = checkWhileStalled(storeDue);
       if (!s.isOk()) return errors_.aborted() ? errors_.first() : failDetected(std::move(s));
     }
-    if (quiet < kYieldQuiet) sched_yield();
-    else std::this_thread::sleep_for(kSleep);
+    if (quiet < kYieldQuiet)
+      sched_yield();
+    else
+      std::this_thread::sleep_for(kSleep);
   }
 }
 

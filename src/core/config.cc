@@ -12,8 +12,7 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_DEBUG", "enum(NONE|WARN|INFO|TRACE)", "WARN", "Log level."},
     {"MYRIAD_DEBUG_SUBSYS", "string", "ALL",
      "Comma-separated subsystems to log: INIT,BOOT,NET,SHM,COLL,ALL; a leading ^ excludes the list."},
-    {"MYRIAD_DEBUG_FILE", "string", "",
-     "Log to this file instead of stderr; %h becomes the host name, %p the pid."},
+    {"MYRIAD_DEBUG_FILE", "string", "", "Log to this file instead of stderr; %h becomes the host name, %p the pid."},
     {"MYRIAD_TIMEOUT_MS", "int", "5000",
      "Milliseconds of silence from a peer that should be talking before a call fails with myrTimeout."},
     {"MYRIAD_INIT_TIMEOUT_MS", "int", "60000", "Deadline of the rendezvous in myrCommInitRank."},
@@ -53,8 +52,8 @@ Status parseInt(const char* name, long long lo, long long hi, long long* out) {
   errno = 0;
   long long v = std::strtoll(s.c_str(), &end, 10);
   if (s.empty() || *end != '\0' || errno != 0 || v < lo || v > hi)
-    return invalidArgument(std::string(name) + "='" + s + "' is not an integer in [" + std::to_string(lo) +
-                           ", " + std::to_string(hi) + "]");
+    return invalidArgument(std::string(name) + "='" + s + "' is not an integer in [" + std::to_string(lo) + ", " +
+                           std::to_string(hi) + "]");
   *out = v;
   return Status::ok();
 }
@@ -109,7 +108,9 @@ Status readEnum(const char* name, std::string* out) {
 
 }  // namespace
 
-std::span<const EnvVarSpec> envTable() { return kEnv; }
+std::span<const EnvVarSpec> envTable() {
+  return kEnv;
+}
 
 std::string envTableMarkdown() {
   std::string md = "| variable | type | default | meaning |\n|---|---|---|---|\n";

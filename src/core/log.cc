@@ -48,7 +48,11 @@ std::string expandPath(const std::string& pattern) {
   gethostname(host, sizeof(host) - 1);
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'h') { out += host; ++i; continue; }
+    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'h') {
+      out += host;
+      ++i;
+      continue;
+    }
     if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'p') {
       out += std::to_string(getpid());
       ++i;
@@ -88,8 +92,8 @@ void logLine(LogLevel level, Subsys subsys, int rank, const std::string& text) {
   std::string r = rank < 0 ? "-" : std::to_string(rank);
   std::lock_guard<std::mutex> lock(gMutex);
   FILE* f = gFile ? gFile : stderr;
-  std::fprintf(f, "%s:%d:%s [%s]%s %s\n", host.c_str(), static_cast<int>(getpid()), r.c_str(), subsysName(subsys),
-               tag, text.c_str());
+  std::fprintf(f, "%s:%d:%s [%s]%s %s\n", host.c_str(), static_cast<int>(getpid()), r.c_str(), subsysName(subsys), tag,
+               text.c_str());
   std::fflush(f);
 }
 

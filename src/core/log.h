@@ -18,8 +18,8 @@ void logLine(LogLevel level, Subsys subsys, int rank, const std::string& text);
 
 }  // namespace myriad
 
-#define MYR_LOG(level, subsys, rank, text)                                                     \
-  do {                                                                                         \
-    if (::myriad::logEnabled(::myriad::LogLevel::level, ::myriad::Subsys::subsys))             \
-      ::myriad::logLine(::myriad::LogLevel::level, ::myriad::Subsys::subsys, (rank), (text));  \
+#define MYR_LOG(level, subsys, rank, text)                                                    \
+  do {                                                                                        \
+    if (::myriad::logEnabled(::myriad::LogLevel::level, ::myriad::Subsys::subsys))            \
+      ::myriad::logLine(::myriad::LogLevel::level, ::myriad::Subsys::subsys, (rank), (text)); \
   } while (0)

@@ -11,7 +11,7 @@
 namespace myriad {
 namespace {
 uint64_t nsInode(const char* path) {
-  struct stat st{};
+  struct stat st {};
   return stat(path, &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
 }
 }  // namespace
@@ -22,7 +22,9 @@ std::string localHostname() {
   return h;
 }
 
-uint64_t localPidNamespace() { return nsInode("/proc/self/ns/pid"); }
+uint64_t localPidNamespace() {
+  return nsInode("/proc/self/ns/pid");
+}
 
 std::string localHostId(const Config& config) {
   if (!config.hostId.empty()) return config.hostId;

@@ -17,10 +17,10 @@ namespace myriad {
 struct PeerInfo {
   int rank = -1;
   int32_t pid = 0;
-  std::string hostId;      // equal on ranks of one node
-  std::string hostname;    // for messages
+  std::string hostId;         // equal on ranks of one node
+  std::string hostname;       // for messages
   uint64_t pidNamespace = 0;  // shared memory needs the same pid namespace (liveness checks use pids)
-  SockAddr tcpAddr;        // the tcp transport's listener
+  SockAddr tcpAddr;           // the tcp transport's listener
 
   void encode(class Writer& w) const;
   static Result<PeerInfo> decode(class Reader& r);

@@ -188,7 +188,9 @@ Fd& Fd::operator=(Fd&& o) noexcept {
   }
   return *this;
 }
-Fd::~Fd() { reset(); }
+Fd::~Fd() {
+  reset();
+}
 void Fd::reset() {
   if (fd_ >= 0) close(fd_);
   fd_ = -1;

@@ -28,17 +28,27 @@ Status& Status::addContext(const std::string& context) {
   return *this;
 }
 
-std::string Status::toString() const { return std::string(codeName(code_)) + ": " + message_; }
+std::string Status::toString() const {
+  return std::string(codeName(code_)) + ": " + message_;
+}
 
 myrResult_t Status::toC() const {
   if (code_ == Code::kNotSupported) return myrInvalidUsage;
   return static_cast<myrResult_t>(code_);
 }
 
-Status invalidArgument(std::string message) { return Status(Code::kInvalidArgument, std::move(message)); }
-Status invalidUsage(std::string message) { return Status(Code::kInvalidUsage, std::move(message)); }
-Status internalError(std::string message) { return Status(Code::kInternalError, std::move(message)); }
-Status notSupported(std::string message) { return Status(Code::kNotSupported, std::move(message)); }
+Status invalidArgument(std::string message) {
+  return Status(Code::kInvalidArgument, std::move(message));
+}
+Status invalidUsage(std::string message) {
+  return Status(Code::kInvalidUsage, std::move(message));
+}
+Status internalError(std::string message) {
+  return Status(Code::kInternalError, std::move(message));
+}
+Status notSupported(std::string message) {
+  return Status(Code::kNotSupported, std::move(message));
+}
 
 Status systemError(const std::string& what, int err) {
   char buf[128];

@@ -59,7 +59,7 @@ Status systemError(const std::string& what, int err);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}     // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {}  // NOLINT: must not be ok
 
   bool isOk() const { return std::holds_alternative<T>(v_); }
@@ -79,24 +79,24 @@ class [[nodiscard]] Result {
 }  // namespace myriad
 
 // Returns the Status of `expr` from the enclosing function when it is not ok.
-#define MYR_TRY(expr)                                   \
-  do {                                                  \
-    ::myriad::Status myr_try_status_ = (expr);          \
+#define MYR_TRY(expr)                                    \
+  do {                                                   \
+    ::myriad::Status myr_try_status_ = (expr);           \
     if (!myr_try_status_.isOk()) return myr_try_status_; \
   } while (0)
 
 // Declares `lhs` from a Result, or returns its Status.
 #define MYR_ASSIGN_CONCAT_(a, b) a##b
 #define MYR_ASSIGN_NAME_(line) MYR_ASSIGN_CONCAT_(myr_result_, line)
-#define MYR_ASSIGN_OR_RETURN(lhs, expr)                                          \
-  auto MYR_ASSIGN_NAME_(__LINE__) = (expr);                                      \
+#define MYR_ASSIGN_OR_RETURN(lhs, expr)                                                   \
+  auto MYR_ASSIGN_NAME_(__LINE__) = (expr);                                               \
   if (!MYR_ASSIGN_NAME_(__LINE__).isOk()) return MYR_ASSIGN_NAME_(__LINE__).takeStatus(); \
   lhs = MYR_ASSIGN_NAME_(__LINE__).take()
 
 // A bug in Myriad itself: logs and aborts the process.
-#define MYR_ASSERT(cond)                                                          \
-  do {                                                                            \
-    if (!(cond)) ::myriad::assertFailed(#cond, __FILE__, __LINE__);                \
+#define MYR_ASSERT(cond)                                            \
+  do {                                                              \
+    if (!(cond)) ::myriad::assertFailed(#cond, __FILE__, __LINE__); \
   } while (0)
 
 namespace myriad {

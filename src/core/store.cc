@@ -44,8 +44,8 @@ Result<Bytes> MemoryStore::get(const std::string& key, int timeoutMs, const std:
     if (it != state_->kv.end()) return it->second;
     if (abort && abort->load()) return Status(Code::kRemoteError, "aborted while waiting for key '" + key + "'");
     if (Clock::now() >= deadline)
-      return Status(Code::kTimeout, "memory store: key '" + key + "' not set within " +
-                                        std::to_string(timeoutMs) + " ms");
+      return Status(Code::kTimeout,
+                    "memory store: key '" + key + "' not set within " + std::to_string(timeoutMs) + " ms");
     // Short waits so that an abort is seen promptly.
     state_->cv.wait_for(lock, std::chrono::milliseconds(10));
   }
@@ -58,7 +58,9 @@ Result<Bytes> MemoryStore::tryGet(const std::string& key) {
   return it->second;
 }
 
-std::string FileStore::pathOf(const std::string& key) const { return dir_ + "/" + key; }
+std::string FileStore::pathOf(const std::string& key) const {
+  return dir_ + "/" + key;
+}
 
 Status FileStore::set(const std::string& key, const Bytes& value) {
   MYR_TRY(checkStoreKey(key));
@@ -110,8 +112,8 @@ Result<Bytes> FileStore::get(const std::string& key, int timeoutMs, const std::a
     if (r.isOk() || r.status().code() != Code::kNotSupported) return r;
     if (abort && abort->load()) return Status(Code::kRemoteError, "aborted while waiting for key '" + key + "'");
     if (Clock::now() >= deadline)
-      return Status(Code::kTimeout, describe() + ": key '" + key + "' not set within " + std::to_string(timeoutMs) +
-                                        " ms");
+      return Status(Code::kTimeout,
+                    describe() + ": key '" + key + "' not set within " + std::to_string(timeoutMs) + " ms");
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(10000));
   }

@@ -12,8 +12,7 @@ Status TcpStore::ensureConnected(Clock::time_point deadline, const std::atomic<b
   if (!fd.isOk()) {
     Status s = fd.takeStatus();
     return Status(Code::kRemoteError, "cannot reach the rendezvous root at " + root_.toString() +
-                                          " (it is hosted by the process that called myrGetUniqueId): " +
-                                          s.message());
+                                          " (it is hosted by the process that called myrGetUniqueId): " + s.message());
   }
   fd_ = Fd(fd.value());
   Writer w;
@@ -46,8 +45,10 @@ Result<Bytes> TcpStore::request(uint8_t op, const std::string& key, const Bytes*
       pollfd p{fd_.get(), POLLIN, 0};
       int rc = poll(&p, 1, 10);
       if (rc > 0) break;
-      if (abort && abort->load()) s = Status(Code::kRemoteError, "aborted while waiting for key '" + key + "'");
-      else if (Clock::now() >= deadline) s = Status(Code::kTimeout, describe() + ": key '" + key + "' not set in time");
+      if (abort && abort->load())
+        s = Status(Code::kRemoteError, "aborted while waiting for key '" + key + "'");
+      else if (Clock::now() >= deadline)
+        s = Status(Code::kTimeout, describe() + ": key '" + key + "' not set in time");
     }
     if (s.isOk()) s = recvAll(fd_.get(), &found, 1, deadline, who);
     if (s.isOk() && found) s = recvAll(fd_.get(), &len, 8, deadline, who);
@@ -61,8 +62,10 @@ Result<Bytes> TcpStore::request(uint8_t op, const std::string& key, const Bytes*
     // The connection's state is unknown after a failure: drop it; retry once if the server closed it.
     fd_.reset();
     if (s.code() == Code::kRemoteError && attempt > 0)
-      s = Status(Code::kRemoteError, who + " closed the connection: this process's unique id does not match the "
-                                           "communicator's (wrong secret), or the root has exited (" + s.message() + ")");
+      s = Status(Code::kRemoteError, who +
+                                         " closed the connection: this process's unique id does not match the "
+                                         "communicator's (wrong secret), or the root has exited (" +
+                                         s.message() + ")");
     if (attempt > 0 || s.code() == Code::kTimeout || (abort && abort->load())) return s;
   }
 }

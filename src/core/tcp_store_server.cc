@@ -39,7 +39,8 @@ class Server {
   void run() {
     while (true) {
       std::vector<pollfd> fds{{listen_.get(), POLLIN, 0}};
-      for (auto& c : clients_) fds.push_back({c.fd.get(), static_cast<short>(POLLIN | (c.out.size() > c.outOff ? POLLOUT : 0)), 0});
+      for (auto& c : clients_)
+        fds.push_back({c.fd.get(), static_cast<short>(POLLIN | (c.out.size() > c.outOff ? POLLOUT : 0)), 0});
       if (poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) return;
       if (fds[0].revents & POLLIN) acceptAll();
       size_t i = 1;
@@ -116,7 +117,8 @@ class Server {
     uint8_t op = p[0];
     uint32_t keyLen;
     std::memcpy(&keyLen, p + 1, 4);
-    if (op < storeproto::kSet || op > storeproto::kTryGet) return drop(c, "unknown request " + std::to_string(op)), false;
+    if (op < storeproto::kSet || op > storeproto::kTryGet)
+      return drop(c, "unknown request " + std::to_string(op)), false;
     if (keyLen == 0 || keyLen > kMaxStoreKey) return drop(c, "bad key length"), false;
     if (n < 5 + keyLen) return false;
     std::string key(reinterpret_cast<const char*>(p + 5), keyLen);
@@ -134,9 +136,12 @@ class Server {
       wakeWaiters(key);
     } else {
       auto it = kv_.find(key);
-      if (it != kv_.end()) reply(c, true, &it->second);
-      else if (op == storeproto::kTryGet) reply(c, false, nullptr);
-      else waiters_[key].push_back(&c);
+      if (it != kv_.end())
+        reply(c, true, &it->second);
+      else if (op == storeproto::kTryGet)
+        reply(c, false, nullptr);
+      else
+        waiters_[key].push_back(&c);
     }
     *used += need;
     return true;

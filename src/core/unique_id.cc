@@ -19,8 +19,10 @@ Secret randomSecret() {
   size_t got = 0;
   while (got < s.size()) {
     ssize_t n = getrandom(s.data() + got, s.size() - got, 0);
-    if (n > 0) got += static_cast<size_t>(n);
-    else if (errno != EINTR) break;
+    if (n > 0)
+      got += static_cast<size_t>(n);
+    else if (errno != EINTR)
+      break;
   }
   if (got < s.size()) {  // no getrandom: fall back to the C++ random device
     std::random_device rd;

@@ -19,7 +19,7 @@ enum class IdKind : uint8_t { kTcp = 1, kFile = 2 };
 struct UniqueId {
   IdKind kind = IdKind::kTcp;
   Secret secret{};
-  SockAddr tcpRoot;   // kTcp
+  SockAddr tcpRoot;     // kTcp
   std::string fileDir;  // kFile: a directory shared by the ranks (at most 100 bytes)
 
   myrUniqueId encode() const;

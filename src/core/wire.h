@@ -34,10 +34,26 @@ class Reader {
  public:
   Reader(const uint8_t* p, size_t n) : p_(p), n_(n) {}
   explicit Reader(const Bytes& b) : Reader(b.data(), b.size()) {}
-  uint8_t u8() { uint8_t v = 0; raw(&v, 1); return v; }
-  uint32_t u32() { uint32_t v = 0; raw(&v, 4); return v; }
-  uint64_t u64() { uint64_t v = 0; raw(&v, 8); return v; }
-  int32_t i32() { int32_t v = 0; raw(&v, 4); return v; }
+  uint8_t u8() {
+    uint8_t v = 0;
+    raw(&v, 1);
+    return v;
+  }
+  uint32_t u32() {
+    uint32_t v = 0;
+    raw(&v, 4);
+    return v;
+  }
+  uint64_t u64() {
+    uint64_t v = 0;
+    raw(&v, 8);
+    return v;
+  }
+  int32_t i32() {
+    int32_t v = 0;
+    raw(&v, 4);
+    return v;
+  }
   // Strings longer than maxLen fail the reader.
   std::string str(size_t maxLen = 4096) {
     uint32_t len = u32();

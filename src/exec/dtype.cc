@@ -4,7 +4,7 @@
 namespace myriad {
 
 const char* dtypeName(myrDataType_t d) {
-  static const char* kNames[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
+  static const char* kNames[] = {"int8", "uint8", "int32",  "uint32",   "int64",   "uint64",
                                  "half", "float", "double", "bfloat16", "fp8e4m3", "fp8e5m2"};
   return validDtype(d) ? kNames[d] : "unknown";
 }

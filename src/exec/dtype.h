@@ -8,15 +8,27 @@
 
 namespace myriad {
 
-inline bool validDtype(int d) { return d >= 0 && d < myrNumTypes; }
-inline bool validOp(int o) { return o >= 0 && o < myrNumOps; }
+inline bool validDtype(int d) {
+  return d >= 0 && d < myrNumTypes;
+}
+inline bool validOp(int o) {
+  return o >= 0 && o < myrNumOps;
+}
 
 inline size_t dtypeSize(myrDataType_t d) {
   switch (d) {
-    case myrInt8: case myrUint8: case myrFloat8e4m3: case myrFloat8e5m2: return 1;
-    case myrFloat16: case myrBfloat16: return 2;
-    case myrInt32: case myrUint32: case myrFloat32: return 4;
-    case myrInt64: case myrUint64: case myrFloat64: return 8;
+    case myrInt8:
+    case myrUint8:
+    case myrFloat8e4m3:
+    case myrFloat8e5m2: return 1;
+    case myrFloat16:
+    case myrBfloat16: return 2;
+    case myrInt32:
+    case myrUint32:
+    case myrFloat32: return 4;
+    case myrInt64:
+    case myrUint64:
+    case myrFloat64: return 8;
     default: return 0;
   }
 }

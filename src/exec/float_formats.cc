@@ -65,9 +65,17 @@ const std::array<float, 256>& table() {
 
 }  // namespace
 
-float fp8e4m3ToFloat(uint8_t v) { return table<kE4M3>()[v]; }
-float fp8e5m2ToFloat(uint8_t v) { return table<kE5M2>()[v]; }
-uint8_t floatToFp8e4m3(float f) { return encode(f, kE4M3); }
-uint8_t floatToFp8e5m2(float f) { return encode(f, kE5M2); }
+float fp8e4m3ToFloat(uint8_t v) {
+  return table<kE4M3>()[v];
+}
+float fp8e5m2ToFloat(uint8_t v) {
+  return table<kE5M2>()[v];
+}
+uint8_t floatToFp8e4m3(float f) {
+  return encode(f, kE4M3);
+}
+uint8_t floatToFp8e5m2(float f) {
+  return encode(f, kE5M2);
+}
 
 }  // namespace myriad

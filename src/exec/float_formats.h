@@ -43,7 +43,9 @@ inline uint16_t floatToHalf(float f) {
   return static_cast<uint16_t>(r | sign);
 }
 
-inline float bf16ToFloat(uint16_t b) { return bitsFloat(static_cast<uint32_t>(b) << 16); }
+inline float bf16ToFloat(uint16_t b) {
+  return bitsFloat(static_cast<uint32_t>(b) << 16);
+}
 
 inline uint16_t floatToBf16(float f) {
   uint32_t x = floatBits(f);

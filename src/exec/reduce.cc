@@ -12,7 +12,8 @@ namespace myriad {
 namespace {
 
 struct Sum {
-  template <typename T> static T apply(T a, T b) {
+  template <typename T>
+  static T apply(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
       using U = std::make_unsigned_t<T>;
       return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));  // wraps, no UB
@@ -22,7 +23,8 @@ struct Sum {
   }
 };
 struct Prod {
-  template <typename T> static T apply(T a, T b) {
+  template <typename T>
+  static T apply(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
       using U = std::conditional_t<sizeof(T) < sizeof(unsigned), unsigned, std::make_unsigned_t<T>>;
       return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
@@ -32,10 +34,16 @@ struct Prod {
   }
 };
 struct Max {
-  template <typename T> static T apply(T a, T b) { return a > b ? a : b; }
+  template <typename T>
+  static T apply(T a, T b) {
+    return a > b ? a : b;
+  }
 };
 struct Min {
-  template <typename T> static T apply(T a, T b) { return a < b ? a : b; }
+  template <typename T>
+  static T apply(T a, T b) {
+    return a < b ? a : b;
+  }
 };
 
 template <typename T, typename Op>
@@ -52,7 +60,8 @@ void narrowLoop(S* dst, const S* a, const S* b, size_t n) {
 template <typename T, typename F>
 void dispatchOp(myrRedOp_t op, F&& f) {
   switch (op) {
-    case myrSum: case myrAvg: return f(Sum{});
+    case myrSum:
+    case myrAvg: return f(Sum{});
     case myrProd: return f(Prod{});
     case myrMax: return f(Max{});
     case myrMin: return f(Min{});
@@ -91,8 +100,8 @@ void divideNarrow(S* buf, size_t n, int d) {
 
 }  // namespace
 
-__attribute__((target_clones("avx2", "default")))
-void reduce(void* dst, const void* a, const void* b, size_t count, myrDataType_t dtype, myrRedOp_t op) {
+__attribute__((target_clones("avx2", "default"))) void reduce(void* dst, const void* a, const void* b, size_t count,
+                                                              myrDataType_t dtype, myrRedOp_t op) {
   switch (dtype) {
     case myrInt8: return plain<int8_t>(dst, a, b, count, op);
     case myrUint8: return plain<uint8_t>(dst, a, b, count, op);
@@ -110,8 +119,7 @@ void reduce(void* dst, const void* a, const void* b, size_t count, myrDataType_t
   }
 }
 
-__attribute__((target_clones("avx2", "default")))
-void scaleAvg(void* buf, size_t count, myrDataType_t dtype, int n) {
+__attribute__((target_clones("avx2", "default"))) void scaleAvg(void* buf, size_t count, myrDataType_t dtype, int n) {
   switch (dtype) {
     case myrInt8: return divideLoop(static_cast<int8_t*>(buf), count, n);
     case myrUint8: return divideLoop(static_cast<uint8_t*>(buf), count, n);

@@ -37,7 +37,8 @@ std::vector<Combo> makeCombos(int n, uint64_t seed) {
         Combo c{count, static_cast<myrDataType_t>(t), static_cast<myrRedOp_t>(o), seed + count * 131 + t * 7 + o, {}};
         size_t len = std::min(count, kPeriod);
         c.expected.resize(len * dataTypeSize(c.type));
-        for (size_t i = 0; i < len; ++i) storeValue(c.expected.data(), i, c.type, expectedValue(c.type, c.op, n, i, c.salt));
+        for (size_t i = 0; i < len; ++i)
+          storeValue(c.expected.data(), i, c.type, expectedValue(c.type, c.op, n, i, c.salt));
         out.push_back(std::move(c));
       }
   return out;
@@ -46,7 +47,8 @@ std::vector<Combo> makeCombos(int n, uint64_t seed) {
 void fillPeriodic(uint8_t* buf, const Combo& c, int rank, int n) {
   size_t es = dataTypeSize(c.type), len = std::min(c.count, kPeriod);
   fillInput(buf, len, c.type, c.op, rank, n, c.salt);
-  for (size_t done = len; done < c.count; done += len) std::memcpy(buf + done * es, buf, std::min(len, c.count - done) * es);
+  for (size_t done = len; done < c.count; done += len)
+    std::memcpy(buf + done * es, buf, std::min(len, c.count - done) * es);
 }
 
 // "" or a description of the first wrong element.
@@ -88,7 +90,9 @@ struct Case {
   int nranks;
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.algo << " with " << c.nranks << " ranks"; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.algo << " with " << c.nranks << " ranks";
+}
 
 class AllReduceAlgo : public ::testing::TestWithParam<Case> {};
 

@@ -11,7 +11,9 @@
 namespace myriad {
 namespace {
 constexpr uint32_t kMagic = 0x4d594653;  // "MYFS"
-size_t controlBytes() { return (sizeof(ShmControl) + 63) / 64 * 64; }
+size_t controlBytes() {
+  return (sizeof(ShmControl) + 63) / 64 * 64;
+}
 }  // namespace
 
 size_t ShmSegment::totalBytes(uint32_t slots, size_t slotBytes) {
@@ -70,7 +72,7 @@ Status ShmSegment::attach(const std::string& name, uint32_t slots, size_t slotBy
   if (fd < 0 && errno == ENOENT) return notSupported("not created yet");
   if (fd < 0) return systemError("shm: open " + name, errno);
   size_t size = totalBytes(slots, slotBytes);
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != size) {
     close(fd);
     return notSupported("not sized yet");  // the creator is between shm_open and ftruncate

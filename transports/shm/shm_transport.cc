@@ -24,8 +24,8 @@ Result<std::unique_ptr<Connection>> ShmTransport::connect(const PeerInfo& peer) 
                                               static_cast<uint32_t>(cfg.shmSlots), cfg.shmSlotBytes);
   // Our outbound FIFO exists from now on; the inbound one is attached lazily by poll(), so that two
   // ranks connecting to each other in any order never wait on one another.
-  MYR_TRY(conn->outbound().create(segmentName(ctx_.commTag, ctx_.rank, peer.rank),
-                                  static_cast<uint32_t>(cfg.shmSlots), cfg.shmSlotBytes));
+  MYR_TRY(conn->outbound().create(segmentName(ctx_.commTag, ctx_.rank, peer.rank), static_cast<uint32_t>(cfg.shmSlots),
+                                  cfg.shmSlotBytes));
   MYR_LOG(kInfo, kShm, ctx_.rank, "shm: connected to " + peer.describe());
   return std::unique_ptr<Connection>(std::move(conn));
 }
@@ -90,11 +90,11 @@ Status ShmConnection::pollRecvs() {
     Request* r = recvs_.front();
     const ShmSlotHeader* h = in_.slotHeader(tail);
     if (h->tag != r->tag || h->msgBytes != r->bytes || h->offset != recvOffset_)
-      return Status(Code::kInvalidUsage,
-                    "shm: message from " + peer_.describe() + " does not match this rank's call: got " +
-                        std::to_string(h->msgBytes) + " bytes with tag " + std::to_string(h->tag) + ", expected " +
-                        std::to_string(r->bytes) + " bytes with tag " + std::to_string(r->tag) +
-                        " (do all ranks issue the same collectives with the same counts?)");
+      return Status(Code::kInvalidUsage, "shm: message from " + peer_.describe() +
+                                             " does not match this rank's call: got " + std::to_string(h->msgBytes) +
+                                             " bytes with tag " + std::to_string(h->tag) + ", expected " +
+                                             std::to_string(r->bytes) + " bytes with tag " + std::to_string(r->tag) +
+                                             " (do all ranks issue the same collectives with the same counts?)");
     if (h->pieceBytes) std::memcpy(static_cast<uint8_t*>(r->buf) + recvOffset_, in_.slotData(tail), h->pieceBytes);
     recvOffset_ += h->pieceBytes;
     c->tail.store(++tail, std::memory_order_release);
@@ -111,8 +111,8 @@ Status ShmConnection::pollRecvs() {
 
 Status ShmConnection::checkAlive() {
   if (kill(peer_.pid, 0) != 0 && errno == ESRCH)
-    return Status(Code::kRemoteError, "shm: " + peer_.describe() + " on " + peer_.hostname +
-                                          " has exited (process no longer exists)");
+    return Status(Code::kRemoteError,
+                  "shm: " + peer_.describe() + " on " + peer_.hostname + " has exited (process no longer exists)");
   return Status::ok();
 }
 

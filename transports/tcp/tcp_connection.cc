@@ -11,7 +11,9 @@
 namespace myriad {
 namespace {
 constexpr uint32_t kFrameMagic = 0x4446594d;  // "MYFD"
-bool wouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
+bool wouldBlock(int err) {
+  return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
 }  // namespace
 
 Status TcpConnection::postSend(Request* r) {

@@ -90,14 +90,20 @@ void TcpTransport::readHellos() {
       std::memcpy(secret.data(), p.hello + 4, 16);
       std::memcpy(&src, p.hello + 20, 4);
       std::memcpy(&dst, p.hello + 24, 4);
-      if (magic != kHelloMagic) why = "not a Myriad hello";
-      else if (!secretEquals(secret, ctx_.secret)) why = "wrong secret (not a member of this communicator)";
-      else if (dst != ctx_.rank || src < 0 || src >= ctx_.rank) why = "hello names ranks " + std::to_string(src) + "->" + std::to_string(dst);
-      else if (ready_.count(src)) why = "a second connection from rank " + std::to_string(src);
+      if (magic != kHelloMagic)
+        why = "not a Myriad hello";
+      else if (!secretEquals(secret, ctx_.secret))
+        why = "wrong secret (not a member of this communicator)";
+      else if (dst != ctx_.rank || src < 0 || src >= ctx_.rank)
+        why = "hello names ranks " + std::to_string(src) + "->" + std::to_string(dst);
+      else if (ready_.count(src))
+        why = "a second connection from rank " + std::to_string(src);
       if (why.empty()) {
         Status s = tuneSocket(p.fd.get());
-        if (s.isOk()) ready_[src] = std::move(p.fd);
-        else why = s.message();
+        if (s.isOk())
+          ready_[src] = std::move(p.fd);
+        else
+          why = s.message();
       }
     } else if (p.fd.get() >= 0 && msSince(p.since) > kHelloTimeoutMs) {
       why = "no hello within 10 s";

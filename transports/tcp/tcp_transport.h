@@ -48,7 +48,8 @@ class TcpTransport final : public Transport {
 class TcpConnection final : public Connection {
  public:
   // fd < 0: waits for the peer to connect (accepted through `transport`).
-  TcpConnection(const PeerInfo& peer, int fd, TcpTransport* transport) : Connection(peer), fd_(fd), transport_(transport) {}
+  TcpConnection(const PeerInfo& peer, int fd, TcpTransport* transport)
+      : Connection(peer), fd_(fd), transport_(transport) {}
   Status postSend(Request* r) override;
   Status postRecv(Request* r) override;
   Status poll() override;

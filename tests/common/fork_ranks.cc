@@ -1,0 +1,243 @@
+// forkRanks: one pipe per child carries its report lines; the parent polls the pipes and reaps children
+// with WNOHANG until all have ended or the deadline passes. Output is flushed before fork so that buffered
+// gtest text is not printed once per child; children ask for SIGKILL if the parent dies first.
+#include "tests/common/fork_ranks.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+
+namespace myriad::test {
+namespace {
+
+int gReportFd = -1;
+int gChildRank = -1;
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+[[noreturn]] void runChild(int rank, int reportFd, pid_t parent, const RankFn& fn, const myrUniqueId& id) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(98);  // the parent died between fork and prctl
+  gReportFd = reportFd;
+  gChildRank = rank;
+  int code = 1;
+  try {
+    code = fn(rank, id);
+  } catch (const std::exception& e) {
+    childReport(std::string("uncaught exception: ") + e.what());
+    code = 3;
+  } catch (...) {
+    childReport("uncaught exception of unknown type");
+    code = 3;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code >= 0 && code <= 255 ? code : 1);
+}
+
+// Reads whatever the pipe holds; closes it (fd = -1) at end of file.
+void drainPipe(int& fd, std::string& into) {
+  char buf[4096];
+  while (fd >= 0) {
+    const ssize_t got = read(fd, buf, sizeof(buf));
+    if (got > 0) {
+      into.append(buf, static_cast<size_t>(got));
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && errno == EAGAIN) return;
+    close(fd);
+    fd = -1;
+  }
+}
+
+void recordStatus(RankOutcome& r, int status, Clock::time_point t0) {
+  r.seconds = secondsSince(t0);
+  if (WIFEXITED(status)) {
+    r.exited = true;
+    r.exitCode = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    r.termSignal = WTERMSIG(status);
+  }
+}
+
+}  // namespace
+
+std::string RankOutcome::describe() const {
+  char head[160];
+  if (killedAtDeadline) {
+    std::snprintf(head, sizeof(head), "rank %d (pid %d): still running at the deadline, killed after %.1f s", rank,
+                  static_cast<int>(pid), seconds);
+  } else if (exited) {
+    std::snprintf(head, sizeof(head), "rank %d (pid %d): exited with code %d after %.2f s", rank, static_cast<int>(pid),
+                  exitCode, seconds);
+  } else {
+    std::snprintf(head, sizeof(head), "rank %d (pid %d): killed by signal %d (%s) after %.2f s", rank,
+                  static_cast<int>(pid), termSignal, strsignal(termSignal), seconds);
+  }
+  std::string text = head;
+  if (!report.empty()) text += "; report: " + report;
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
+bool ForkOutcome::allSucceeded() const {
+  if (!setupError.empty() || deadlineHit) return false;
+  for (const RankOutcome& r : ranks) {
+    if (!r.succeeded()) return false;
+  }
+  return true;
+}
+
+std::string ForkOutcome::describeFailures() const {
+  std::string text;
+  const std::string seedText = "[seed " + std::to_string(seed) + "] ";
+  if (!setupError.empty()) text += seedText + "setup: " + setupError + "\n";
+  if (deadlineHit) text += seedText + "deadline passed before every rank ended\n";
+  for (const RankOutcome& r : ranks) {
+    if (!r.succeeded()) text += seedText + r.describe() + "\n";
+  }
+  return text;
+}
+
+ForkOutcome forkRanksWithId(int n, const myrUniqueId& id, const RankFn& fn, std::chrono::milliseconds deadline,
+                            uint64_t seed) {
+  ForkOutcome out;
+  out.seed = seed;
+  out.ranks.resize(static_cast<size_t>(n > 0 ? n : 0));
+  std::vector<int> readFds(out.ranks.size(), -1);
+  std::fflush(nullptr);
+  const pid_t parent = getpid();
+  const Clock::time_point t0 = Clock::now();
+  for (int r = 0; r < n; ++r) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      out.setupError = std::string("pipe2: ") + std::strerror(errno);
+      break;
+    }
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[0]);
+      for (int fd : readFds) {
+        if (fd >= 0) close(fd);
+      }
+      runChild(r, fds[1], parent, fn, id);
+    }
+    close(fds[1]);
+    if (pid < 0) {
+      close(fds[0]);
+      out.setupError = std::string("fork: ") + std::strerror(errno);
+      break;
+    }
+    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+    readFds[r] = fds[0];
+    out.ranks[r].rank = r;
+    out.ranks[r].pid = pid;
+  }
+  if (!out.setupError.empty()) {  // do not leave half a communicator running
+    for (RankOutcome& r : out.ranks) {
+      if (r.pid > 0) kill(r.pid, SIGKILL);
+    }
+  }
+
+  const Clock::time_point end = t0 + deadline;
+  size_t running = 0;
+  for (const RankOutcome& r : out.ranks) running += r.pid > 0 ? 1 : 0;
+  while (running > 0) {
+    std::vector<pollfd> pfds;
+    for (int fd : readFds) {
+      if (fd >= 0) pfds.push_back({fd, POLLIN, 0});
+    }
+    poll(pfds.data(), pfds.size(), 20);
+    for (size_t r = 0; r < out.ranks.size(); ++r) drainPipe(readFds[r], out.ranks[r].report);
+    for (RankOutcome& r : out.ranks) {
+      if (r.pid <= 0 || r.exited || r.termSignal != 0) continue;
+      int status = 0;
+      const pid_t got = waitpid(r.pid, &status, WNOHANG);
+      if (got == r.pid) {
+        recordStatus(r, status, t0);
+        --running;
+      } else if (got < 0 && errno == ECHILD) {  // someone else reaped it (SIGCHLD ignored?)
+        r.exited = true;
+        r.report += "cannot be waited for (ECHILD): exit status unknown\n";
+        --running;
+      }
+    }
+    if (running == 0 || Clock::now() < end) continue;
+    out.deadlineHit = true;
+    for (RankOutcome& r : out.ranks) {
+      if (r.pid <= 0 || r.exited || r.termSignal != 0) continue;
+      kill(r.pid, SIGKILL);
+      int status = 0;
+      while (waitpid(r.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      recordStatus(r, status, t0);
+      r.killedAtDeadline = true;
+      --running;
+    }
+  }
+  for (size_t r = 0; r < out.ranks.size(); ++r) {
+    drainPipe(readFds[r], out.ranks[r].report);
+    if (readFds[r] >= 0) close(readFds[r]);
+  }
+  return out;
+}
+
+ForkOutcome forkRanks(int n, const RankFn& fn, std::chrono::milliseconds deadline, uint64_t seed) {
+  myrUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  const myrResult_t res = myrGetUniqueId(&id);
+  if (res != myrSuccess) {
+    ForkOutcome out;
+    out.seed = seed;
+    out.setupError = std::string("myrGetUniqueId failed: ") + myrGetErrorString(res);
+    return out;
+  }
+  return forkRanksWithId(n, id, fn, deadline, seed);
+}
+
+void childReport(const std::string& line) {
+  if (gReportFd < 0) return;
+  std::string text = line;
+  if (text.empty() || text.back() != '\n') text += '\n';
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t put = write(gReportFd, text.data() + done, text.size() - done);
+    if (put > 0) {
+      done += static_cast<size_t>(put);
+      continue;
+    }
+    if (put < 0 && errno == EINTR) continue;
+    return;
+  }
+}
+
+int childRank() {
+  return gChildRank;
+}
+
+uint64_t testSeed() {
+  static const uint64_t seed = []() -> uint64_t {
+    if (const char* s = std::getenv("MYRIAD_TEST_SEED"); s != nullptr && *s != '\0') {
+      return static_cast<uint64_t>(std::strtoull(s, nullptr, 0));
+    }
+    const auto ticks = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+    return (ticks ^ (static_cast<uint64_t>(getpid()) << 32)) % 1000000007ULL;
+  }();
+  return seed;
+}
+
+}  // namespace myriad::test

@@ -1,0 +1,108 @@
+// Child-side helpers of tests/mp. runAllReduceCase poisons the receive buffer (0xA5) and sizes it past
+// `count`, so results left unwritten, stale or written out of bounds are all caught.
+#include "tests/common/mp_helpers.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "tests/common/dtype_values.h"
+#include "tests/common/reference.h"
+
+namespace myriad::test {
+namespace {
+constexpr unsigned char kPoison = 0xA5;
+constexpr size_t kGuardBytes = 64;
+}  // namespace
+
+const char* transportName(Transport transport) {
+  return transport == Transport::kTcp ? "tcp" : "shm";
+}
+
+void useTransport(Transport transport) {
+  if (transport == Transport::kTcp) {
+    setenv("MYRIAD_DISABLE_SHM", "1", 1);
+    return;
+  }
+  unsetenv("MYRIAD_DISABLE_SHM");
+}
+
+std::string resultText(const char* call, myrResult_t result, myrComm_t comm) {
+  std::string text = std::string(call) + " returned " + myrGetErrorString(result) + " (" +
+                     std::to_string(static_cast<int>(result)) + ")";
+  if (comm != nullptr) {
+    const char* last = myrGetLastError(comm);
+    text += ": ";
+    text += last != nullptr ? last : "(myrGetLastError returned NULL)";
+  }
+  return text;
+}
+
+std::string initComm(myrComm_t* comm, int nranks, const myrUniqueId& id, int rank) {
+  const myrResult_t res = myrCommInitRank(comm, nranks, id, rank);
+  if (res == myrSuccess) return "";
+  return resultText("myrCommInitRank", res, nullptr) + " (rank " + std::to_string(rank) + " of " +
+         std::to_string(nranks) + ")";
+}
+
+std::string caseName(const AllReduceCase& c) {
+  return std::string(dataTypeName(c.type)) + " " + redOpName(c.op) + " count " + std::to_string(c.count) +
+         (c.inPlace ? " in-place" : " out-of-place");
+}
+
+std::string runAllReduceCase(myrComm_t comm, int rank, int nranks, const AllReduceCase& c, myrStream_t stream,
+                             uint64_t salt) {
+  const size_t dataBytes = c.count * dataTypeSize(c.type);
+  std::vector<unsigned char> send(dataBytes + kGuardBytes, kPoison);
+  std::vector<unsigned char> recv(dataBytes + kGuardBytes, kPoison);
+  fillInput(send.data(), c.count, c.type, c.op, rank, nranks, salt);
+  const std::vector<unsigned char> sendBefore = send;
+  const void* sendPtr = send.data();
+  if (c.inPlace) {
+    std::memcpy(recv.data(), send.data(), dataBytes);
+    sendPtr = recv.data();
+  }
+  const std::string where = caseName(c) + " (rank " + std::to_string(rank) + " of " + std::to_string(nranks) + ")";
+  myrResult_t res = myrAllReduce(sendPtr, recv.data(), c.count, c.type, c.op, comm, stream);
+  if (res != myrSuccess) return where + ": " + resultText("myrAllReduce", res, comm);
+  if (stream != nullptr) {
+    res = myrStreamSynchronize(stream);
+    if (res != myrSuccess) return where + ": " + resultText("myrStreamSynchronize", res, comm);
+  }
+  const Mismatches m = checkReduction(recv.data(), c.count, c.type, c.op, nranks, salt);
+  if (m.count > 0) {
+    char text[200];
+    std::snprintf(text, sizeof(text), ": %zu of %zu elements wrong, first at [%zu]: got %.17g, want %.17g", m.count,
+                  c.count, m.firstIndex, m.firstGot, m.firstWant);
+    return where + text;
+  }
+  if (!c.inPlace && send != sendBefore) return where + ": the send buffer was modified";
+  for (size_t i = dataBytes; i < recv.size(); ++i) {
+    if (recv[i] != kPoison) return where + ": byte " + std::to_string(i) + " past the end of recvbuff was written";
+  }
+  return "";
+}
+
+bool containsWord(const std::string& text, const std::string& word) {
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    return s;
+  };
+  return lower(text).find(lower(word)) != std::string::npos;
+}
+
+bool mentionsRank(const std::string& text, int rank) {
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  const std::string needle = "rank " + std::to_string(rank);
+  for (size_t at = lower.find(needle); at != std::string::npos; at = lower.find(needle, at + 1)) {
+    const size_t after = at + needle.size();
+    if (after >= lower.size() || !std::isdigit(static_cast<unsigned char>(lower[after]))) return true;
+  }
+  return false;
+}
+
+}  // namespace myriad::test

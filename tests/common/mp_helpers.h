@@ -1,0 +1,60 @@
+// Building blocks for the bodies of forked test ranks: transport choice, result text, one checked
+// all-reduce. Invariant: everything here runs in a child and reports failures as text, never as gtest
+// assertions (an assertion failed in a child would die with the child).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "myriad/myriad.h"
+#include "tests/common/fork_ranks.h"
+
+namespace myriad::test {
+
+enum class Transport { kShm, kTcp };
+const char* transportName(Transport transport);
+inline void PrintTo(Transport transport, std::ostream* os) {
+  *os << transportName(transport);
+}  // gtest names
+// In a child, before myrCommInitRank: tcp sets MYRIAD_DISABLE_SHM=1, shm clears it.
+void useTransport(Transport transport);
+
+// "myrAllReduce returned remote error (6): <myrGetLastError(comm)>"; comm may be NULL.
+std::string resultText(const char* call, myrResult_t result, myrComm_t comm);
+
+// myrCommInitRank; "" on success, else resultText.
+std::string initComm(myrComm_t* comm, int nranks, const myrUniqueId& id, int rank);
+
+struct AllReduceCase {
+  myrDataType_t type = myrFloat32;
+  myrRedOp_t op = myrSum;
+  size_t count = 0;
+  bool inPlace = false;
+};
+std::string caseName(const AllReduceCase& c);  // "float sum count 1009 in-place"
+
+// Fills this rank's input, runs the all-reduce on `stream` (NULL: blocking) and checks recvbuff against the
+// reference, that sendbuff is unchanged (out of place) and that nothing past `count` was written.
+// Returns "" on success, else what went wrong.
+std::string runAllReduceCase(myrComm_t comm, int rank, int nranks, const AllReduceCase& c, myrStream_t stream,
+                             uint64_t salt);
+
+// True when `text` contains `word`, ignoring case.
+bool containsWord(const std::string& text, const std::string& word);
+// True when `text` says "rank <rank>" (any case) not followed by another digit: "rank 1" but not "rank 12".
+bool mentionsRank(const std::string& text, int rank);
+
+}  // namespace myriad::test
+
+// In a child's body: on failure, report where, which rank and why, then return 1 from the body.
+#define MYR_CHILD_CHECK(cond, message)                                                                 \
+  do {                                                                                                 \
+    if (!(cond)) {                                                                                     \
+      ::myriad::test::childReport(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": rank " + \
+                                  std::to_string(::myriad::test::childRank()) + ": " #cond ": " +      \
+                                  std::string(message));                                               \
+      return 1;                                                                                        \
+    }                                                                                                  \
+  } while (0)

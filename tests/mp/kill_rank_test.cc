@@ -1,0 +1,148 @@
+// A rank SIGKILLs itself in the middle of a stream of all-reduces. Every survivor must fail with
+// myrRemoteError or myrTimeout naming the dead rank within 15 s of the kill, see the failure in
+// myrCommGetAsyncError, and leave with myrCommAbort within 2 s. The victim (1..n-1) and the iteration come
+// from the seed; the kill time travels to the survivors through a shared anonymous mapping.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+
+#include <atomic>
+#include <chrono>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "myriad/myriad.h"
+#include "tests/common/fork_ranks.h"
+#include "tests/common/mp_helpers.h"
+
+namespace myriad::test {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC: comparable across processes of one host
+
+constexpr size_t kCount = size_t{1} << 16;
+constexpr int kMaxIterations = 1000;
+constexpr double kErrorDeadlineSeconds = 15.0;
+constexpr double kAbortDeadlineSeconds = 2.0;
+
+struct KillParam {
+  Transport transport;
+  int nranks;
+  bool hostStream;  // host stream: synchronise every 4 calls, so the error surfaces from the stream
+};
+
+struct KillBoard {  // lives in a MAP_SHARED page created before fork
+  std::atomic<int64_t> killNs{0};
+};
+static_assert(std::atomic<int64_t>::is_always_lock_free, "the kill time is shared between processes");
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+double secondsSinceNs(int64_t ns) {
+  return static_cast<double>(nowNs() - ns) / 1e9;
+}
+
+void PrintTo(const KillParam& p, std::ostream* os) {
+  *os << transportName(p.transport) << " n=" << p.nranks << (p.hostStream ? " host stream" : " blocking");
+}
+
+std::string paramName(const testing::TestParamInfo<KillParam>& info) {
+  return std::string(transportName(info.param.transport)) + "_n" + std::to_string(info.param.nranks) +
+         (info.param.hostStream ? "_hoststream" : "_blocking");
+}
+
+// Runs all-reduces until one fails; returns the failing result and the last-error text read right after it.
+myrResult_t runUntilFailure(myrComm_t comm, myrStream_t stream, int rank, int victim, int killAt, KillBoard* board,
+                            std::string* lastError) {
+  std::vector<float> send(kCount, 1.0f);
+  std::vector<float> recv(kCount);
+  for (int it = 0; it < kMaxIterations; ++it) {
+    if (rank == victim && it == killAt) {
+      board->killNs.store(nowNs());
+      raise(SIGKILL);
+    }
+    myrResult_t res = myrAllReduce(send.data(), recv.data(), kCount, myrFloat32, myrSum, comm, stream);
+    if (res == myrSuccess && stream != nullptr && (it % 4 == 3 || it + 1 == kMaxIterations)) {
+      res = myrStreamSynchronize(stream);
+    }
+    if (res != myrSuccess) {
+      const char* text = myrGetLastError(comm);
+      *lastError = text != nullptr ? text : "";
+      return res;
+    }
+  }
+  return myrSuccess;
+}
+
+class KillRank : public testing::TestWithParam<KillParam> {};
+
+TEST_P(KillRank, SurvivorsNameTheDeadRank) {
+  const KillParam p = GetParam();
+  const uint64_t seed = testSeed();
+  const int victim = 1 + static_cast<int>(seed % static_cast<uint64_t>(p.nranks - 1));
+  const int killAt = 5 + static_cast<int>((seed / 7) % 50);
+  SCOPED_TRACE("seed " + std::to_string(seed) + ": rank " + std::to_string(victim) + " of " + std::to_string(p.nranks) +
+               " kills itself at iteration " + std::to_string(killAt));
+  void* page = mmap(nullptr, sizeof(KillBoard), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  auto* board = new (page) KillBoard();
+
+  auto body = [&](int rank, const myrUniqueId& id) -> int {
+    useTransport(p.transport);
+    myrComm_t comm = nullptr;
+    std::string err = initComm(&comm, p.nranks, id, rank);
+    MYR_CHILD_CHECK(err.empty(), err);
+    myrStream_t stream = nullptr;
+    if (p.hostStream) MYR_CHILD_CHECK(myrStreamCreate(&stream) == myrSuccess, "myrStreamCreate failed");
+    std::string lastError;
+    const myrResult_t res = runUntilFailure(comm, stream, rank, victim, killAt, board, &lastError);
+    // Survivors leave as soon as they have their error: peers that see one of them go must still report
+    // the root cause (the victim), not the survivor that left.
+    const std::string what = resultText("the all-reduce loop", res, nullptr) + ": \"" + lastError + "\"";
+    MYR_CHILD_CHECK(res != myrSuccess, "finished " + std::to_string(kMaxIterations) + " all-reduces without error");
+    MYR_CHILD_CHECK(res == myrRemoteError || res == myrTimeout, what);
+    MYR_CHILD_CHECK(mentionsRank(lastError, victim),
+                    "the error does not name rank " + std::to_string(victim) + ": " + what);
+    const int64_t killNs = board->killNs.load();
+    MYR_CHILD_CHECK(killNs != 0, "failed before the victim died: " + what);
+    const double afterKill = secondsSinceNs(killNs);
+    MYR_CHILD_CHECK(afterKill < kErrorDeadlineSeconds,
+                    "the error came " + std::to_string(afterKill) + " s after the kill: " + what);
+    myrResult_t asyncError = myrSuccess;
+    const myrResult_t got = myrCommGetAsyncError(comm, &asyncError);
+    MYR_CHILD_CHECK(got == myrSuccess, resultText("myrCommGetAsyncError", got, comm));
+    MYR_CHILD_CHECK(asyncError != myrSuccess && asyncError != myrInProgress,
+                    std::string("myrCommGetAsyncError reports ") + myrGetErrorString(asyncError));
+    const auto t0 = Clock::now();
+    const myrResult_t aborted = myrCommAbort(comm);
+    const double abortSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    MYR_CHILD_CHECK(abortSeconds < kAbortDeadlineSeconds, "myrCommAbort took " + std::to_string(abortSeconds) +
+                                                              " s (returned " + myrGetErrorString(aborted) + ")");
+    if (stream != nullptr) (void)myrStreamDestroy(stream);  // its calls failed with the communicator
+    return 0;
+  };
+  const ForkOutcome out = forkRanks(p.nranks, body, 90s, seed);
+  munmap(page, sizeof(KillBoard));
+  ASSERT_TRUE(out.setupError.empty()) << out.describeFailures();
+  ASSERT_EQ(out.ranks.size(), static_cast<size_t>(p.nranks));
+  const RankOutcome& dead = out.ranks[static_cast<size_t>(victim)];
+  EXPECT_TRUE(!dead.killedAtDeadline && dead.termSignal == SIGKILL)
+      << "[seed " << seed << "] the victim did not die by its own SIGKILL: " << dead.describe();
+  for (const RankOutcome& r : out.ranks) {
+    if (r.rank == victim) continue;
+    EXPECT_TRUE(r.succeeded()) << "[seed " << seed << "] survivor " << r.describe();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Mp, KillRank,
+                         testing::Values(KillParam{Transport::kShm, 4, false}, KillParam{Transport::kTcp, 3, false},
+                                         KillParam{Transport::kShm, 4, true}, KillParam{Transport::kTcp, 3, true}),
+                         paramName);
+
+}  // namespace
+}  // namespace myriad::test

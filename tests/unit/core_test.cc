@@ -1,0 +1,198 @@
+// unit tier: Status, Config (the environment table), unique-id encoding, and the stores, including a tcp
+// store facing a wrong secret and hostile bytes.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "core/config.h"
+#include "core/socket.h"
+#include "core/status.h"
+#include "core/store.h"
+#include "core/tcp_store.h"
+#include "core/unique_id.h"
+
+namespace myriad {
+namespace {
+
+TEST(Status, CodesMirrorTheCApi) {
+  EXPECT_EQ(Status().toC(), myrSuccess);
+  EXPECT_EQ(invalidArgument("x").toC(), myrInvalidArgument);
+  EXPECT_EQ(Status(Code::kTimeout, "t").toC(), myrTimeout);
+  EXPECT_EQ(notSupported("n").toC(), myrInvalidUsage);  // internal code never crosses the C API
+  Status s = systemError("connect to 10.0.0.1:4", ECONNREFUSED);
+  EXPECT_NE(s.message().find("errno 111"), std::string::npos) << s.message();
+  s.addContext("rank 2");
+  EXPECT_EQ(s.message().rfind("rank 2: connect", 0), 0u) << s.message();
+}
+
+TEST(Status, ResultCarriesValueOrStatus) {
+  Result<int> good(5);
+  ASSERT_TRUE(good.isOk());
+  EXPECT_EQ(good.value(), 5);
+  Result<int> bad(invalidUsage("nope"));
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_EQ(bad.status().code(), Code::kInvalidUsage);
+}
+
+class EnvGuard {
+ public:
+  EnvGuard(const char* name, const char* value) : name_(name) {
+    if (const char* old = getenv(name)) old_ = old, had_ = true;
+    setenv(name, value, 1);
+  }
+  ~EnvGuard() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+TEST(Config, DefaultsComeFromTheTable) {
+  auto c = Config::fromEnv();
+  ASSERT_TRUE(c.isOk()) << c.status().message();
+  for (const auto& e : envTable()) {
+    if (std::string(e.name) == "MYRIAD_TIMEOUT_MS" && !getenv(e.name)) {
+      EXPECT_EQ(std::to_string(c.value().timeoutMs), e.defaultValue);
+    }
+    EXPECT_NE(std::string(e.doc), "");
+  }
+  EXPECT_NE(envTableMarkdown().find("MYRIAD_DISABLE_SHM"), std::string::npos);
+}
+
+TEST(Config, ParsesSizesAndBooleans) {
+  EnvGuard a("MYRIAD_CHUNK_BYTES", "2M"), b("MYRIAD_DISABLE_SHM", "1"), c("MYRIAD_TIMEOUT_MS", "750");
+  auto cfg = Config::fromEnv();
+  ASSERT_TRUE(cfg.isOk()) << cfg.status().message();
+  EXPECT_EQ(cfg.value().chunkBytes, size_t{2} << 20);
+  EXPECT_TRUE(cfg.value().disableShm);
+  EXPECT_EQ(cfg.value().timeoutMs, 750);
+}
+
+TEST(Config, MalformedValuesNameTheVariable) {
+  for (auto [name, value] : {std::pair{"MYRIAD_TIMEOUT_MS", "soon"},
+                             {"MYRIAD_TIMEOUT_MS", "-5"},
+                             {"MYRIAD_DISABLE_SHM", "maybe"},
+                             {"MYRIAD_CHUNK_BYTES", "12Q"},
+                             {"MYRIAD_SHM_MODE", "teleport"},
+                             {"MYRIAD_DEBUG", "LOUD"}}) {
+    EnvGuard g(name, value);
+    auto cfg = Config::fromEnv();
+    ASSERT_FALSE(cfg.isOk()) << name << "=" << value;
+    EXPECT_EQ(cfg.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(cfg.status().message().find(name), std::string::npos) << cfg.status().message();
+  }
+}
+
+TEST(UniqueId, RoundTripsTcpAndFileKinds) {
+  UniqueId id;
+  id.secret = randomSecret();
+  auto addr = SockAddr::parse("127.0.0.1:4321");
+  ASSERT_TRUE(addr.isOk());
+  id.tcpRoot = addr.value();
+  auto back = UniqueId::decode(id.encode());
+  ASSERT_TRUE(back.isOk()) << back.status().message();
+  EXPECT_TRUE(secretEquals(back.value().secret, id.secret));
+  EXPECT_EQ(back.value().tcpRoot.toString(), "127.0.0.1:4321");
+  EXPECT_EQ(back.value().tag(), id.tag());
+
+  UniqueId f;
+  f.kind = IdKind::kFile;
+  f.secret = randomSecret();
+  f.fileDir = "/tmp/myriad-store";
+  auto fb = UniqueId::decode(f.encode());
+  ASSERT_TRUE(fb.isOk());
+  EXPECT_EQ(fb.value().fileDir, f.fileDir);
+}
+
+TEST(UniqueId, RejectsGarbage) {
+  myrUniqueId raw{};
+  EXPECT_EQ(UniqueId::decode(raw).status().code(), Code::kInvalidArgument);
+  UniqueId id;
+  id.secret = randomSecret();
+  id.tcpRoot = SockAddr::parse("127.0.0.1:1").value();
+  raw = id.encode();
+  raw.internal[5] = 9;  // unknown kind
+  EXPECT_EQ(UniqueId::decode(raw).status().code(), Code::kInvalidArgument);
+  raw = id.encode();
+  raw.internal[24] = 77;  // unknown address family
+  EXPECT_EQ(UniqueId::decode(raw).status().code(), Code::kInvalidArgument);
+}
+
+TEST(UniqueId, SecretsDiffer) {
+  EXPECT_FALSE(secretEquals(randomSecret(), randomSecret()));
+}
+
+// `other` sets the key that `s` waits for (the same store seen by another rank).
+void exerciseStore(Store& s, Store& other) {
+  ASSERT_TRUE(s.set("k1", Bytes{1, 2, 3}).isOk());
+  auto v = s.get("k1", 1000, nullptr);
+  ASSERT_TRUE(v.isOk()) << v.status().message();
+  EXPECT_EQ(v.value(), (Bytes{1, 2, 3}));
+  EXPECT_EQ(s.tryGet("absent").status().code(), Code::kNotSupported);
+  auto t = s.get("never", 50, nullptr);
+  EXPECT_EQ(t.status().code(), Code::kTimeout);
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    other.set("late", Bytes{9}).ignore();
+  });
+  auto w = s.get("late", 5000, nullptr);
+  later.join();
+  ASSERT_TRUE(w.isOk()) << w.status().message();
+  EXPECT_EQ(w.value(), Bytes{9});
+  std::atomic<bool> abort{true};
+  EXPECT_FALSE(s.get("never", 5000, &abort).isOk());
+  EXPECT_EQ(s.set("bad/key", Bytes{}).code(), Code::kInvalidArgument);
+}
+
+TEST(Store, Memory) {
+  MemoryStore s;
+  exerciseStore(s, s);
+}
+
+TEST(Store, File) {
+  char dir[] = "/tmp/myriad-filestore-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  FileStore s(dir), other(dir);
+  exerciseStore(s, other);
+}
+
+TEST(Store, TcpServesMembersAndDropsStrangers) {
+  SockAddr addr = SockAddr::parse("127.0.0.1:0").value();
+  Secret secret = randomSecret();
+  ASSERT_TRUE(startTcpStoreServer(&addr, secret).isOk());
+  TcpStore member(addr, secret, 2000), other(addr, secret, 2000);
+  exerciseStore(member, other);
+
+  Secret wrong = secret;
+  wrong[3] ^= 0xff;
+  TcpStore stranger(addr, wrong, 2000);
+  auto r = stranger.tryGet("k1");
+  ASSERT_FALSE(r.isOk());
+  EXPECT_EQ(r.status().code(), Code::kRemoteError);
+  EXPECT_NE(r.status().message().find("wrong secret"), std::string::npos) << r.status().message();
+
+  // Hostile bytes: junk instead of a hello, a hello then an unknown op, an oversized key. Each is dropped;
+  // the server keeps serving members.
+  for (const Bytes& junk : {Bytes(64, 0xab), Bytes{'M', 'Y', 'R', 'S'}, Bytes(3, 0)}) {
+    auto fd = connectTo(addr, deadlineIn(1000), nullptr);
+    ASSERT_TRUE(fd.isOk());
+    Fd sock(fd.value());
+    Bytes msg = junk;
+    if (junk.size() == 4) {  // a valid hello, then op 77 with a 2^31-byte key
+      msg = {0x4d, 0x59, 0x52, 0x53};
+      msg.insert(msg.end(), secret.begin(), secret.end());
+      msg.insert(msg.end(), {77, 0, 0, 0, 0x80});
+    }
+    ASSERT_TRUE(sendAll(sock.get(), msg.data(), msg.size(), deadlineIn(1000), "store").isOk());
+  }
+  auto again = member.get("k1", 1000, nullptr);
+  ASSERT_TRUE(again.isOk()) << again.status().message();
+  EXPECT_EQ(again.value(), (Bytes{1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace myriad
