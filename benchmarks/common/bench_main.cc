@@ -61,18 +61,19 @@ int benchMain(int argc, char** argv, const Collective& coll) {
   run.algo = algo != nullptr ? algo : "";
   if (myrGetVersion(&run.version) != myrSuccess) run.version = 0;
 
-  LaunchInfo launch;
-  std::string error;
-  if (!detectLauncher(&launch, &error)) {
-    std::fprintf(stderr, "%s: %s\n", program, error.c_str());
+  auto detected = detectLauncher();
+  if (!detected.isOk()) {
+    std::fprintf(stderr, "%s: %s\n", program, detected.status().message().c_str());
     return 2;
   }
+  const LaunchInfo launch = detected.value();
+  std::string error;
   if (launch.size > 1) {
     if (options.nranks > 0) {
       std::fprintf(stderr,
                    "%s: -np %d given, but the process was started by %s as rank %d of %d; "
                    "use one or the other\n",
-                   program, options.nranks, launch.launcher.c_str(), launch.rank, launch.size);
+                   program, options.nranks, launch.kind.c_str(), launch.rank, launch.size);
       return 2;
     }
     myrUniqueId id;
@@ -80,7 +81,7 @@ int benchMain(int argc, char** argv, const Collective& coll) {
       std::fprintf(stderr, "%s: rank %d: %s\n", program, launch.rank, error.c_str());
       return 1;
     }
-    run.launcher = launch.launcher;
+    run.launcher = launch.kind;
     run.nranks = launch.size;
     return runRank(coll, options, run, launch.rank, launch.size, id);
   }

@@ -1,4 +1,4 @@
-// Launcher detection and local fork mode. The parent flushes stdio before fork (or children would print
+// The launcher-mode unique id and local fork mode. The parent flushes stdio before fork (or children would print
 // its buffered text again) and children ask for SIGKILL when the parent dies, so no rank outlives a killed run.
 #include "benchmarks/common/launcher.h"
 
@@ -18,31 +18,6 @@
 namespace myriad::bench {
 namespace {
 
-struct EnvNames {
-  const char* launcher;
-  const char* rank;
-  const char* size;
-  const char* localRank;  // may be absent from the environment
-};
-
-constexpr EnvNames kLaunchers[] = {
-    {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
-    {"pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
-    {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
-    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
-};
-
-bool readInt(const char* name, int* value) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return false;
-  char* end = nullptr;
-  errno = 0;
-  const long v = std::strtol(text, &end, 10);
-  if (errno != 0 || *end != '\0' || v < 0 || v > 1 << 30) return false;
-  *value = static_cast<int>(v);
-  return true;
-}
-
 bool hasEnv(const char* name) {
   const char* text = std::getenv(name);
   return text != nullptr && *text != '\0';
@@ -50,39 +25,27 @@ bool hasEnv(const char* name) {
 
 }  // namespace
 
-bool detectLauncher(LaunchInfo* info, std::string* error) {
-  for (const EnvNames& l : kLaunchers) {
-    if (!hasEnv(l.rank) && !hasEnv(l.size)) continue;
-    LaunchInfo found;
-    found.launcher = l.launcher;
-    if (!readInt(l.rank, &found.rank) || !readInt(l.size, &found.size) || found.size < 1 || found.rank >= found.size) {
-      *error = std::string(l.launcher) + " launcher detected, but " + l.rank + "='" +
-               (hasEnv(l.rank) ? std::getenv(l.rank) : "") + "' and " + l.size + "='" +
-               (hasEnv(l.size) ? std::getenv(l.size) : "") + "' are not a rank below a positive size";
-      return false;
-    }
-    if (!readInt(l.localRank, &found.localRank)) found.localRank = 0;
-    *info = found;
-    return true;
-  }
-  *info = LaunchInfo{};
-  return true;
-}
-
 bool myriad_bench_id_from_env(const LaunchInfo& info, myrUniqueId* id, std::string* error) {
-  (void)id;
-  const bool torchrunAddress = info.launcher == "torchrun" && hasEnv("MASTER_ADDR") && hasEnv("MASTER_PORT");
-  if (!hasEnv("MYRIAD_COMM_ID") && !torchrunAddress) {
-    *error = info.launcher + " launcher detected (rank " + std::to_string(info.rank) + " of " +
-             std::to_string(info.size) + "), but the ranks have no common rendezvous: set MYRIAD_COMM_ID=host:port" +
-             (info.launcher == "torchrun" ? " (or MASTER_ADDR and MASTER_PORT)" : "") +
-             ", or run locally with -np N instead of a launcher";
+  const std::string who =
+      info.kind + " launcher detected (rank " + std::to_string(info.rank) + " of " + std::to_string(info.size) + ")";
+  if (!hasEnv("MYRIAD_COMM_ID") && hasEnv("MASTER_ADDR") && hasEnv("MASTER_PORT")) {
+    std::string host = std::getenv("MASTER_ADDR");
+    if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";  // IPv6 literal
+    setenv("MYRIAD_COMM_ID", (host + ":" + std::getenv("MASTER_PORT")).c_str(), 1);
+  }
+  if (!hasEnv("MYRIAD_COMM_ID")) {
+    *error = who +
+             ", but the ranks have no common rendezvous: set MYRIAD_COMM_ID=host:port (an address every "
+             "rank can reach; rank 0 listens there), or MASTER_ADDR and MASTER_PORT, or run locally with -np N";
     return false;
   }
-  // TODO(launcher): derive the id from MYRIAD_COMM_ID / MASTER_ADDR:MASTER_PORT, or broadcast rank 0's
-  // myrGetUniqueId over MPI when the benchmarks are built with MPI.
-  *error = "launcher mode needs MPI support (not built); run locally with -np N";
-  return false;
+  const myrResult_t res = myrGetUniqueId(id);
+  if (res != myrSuccess) {
+    *error = who + ": myrGetUniqueId with MYRIAD_COMM_ID=" + std::getenv("MYRIAD_COMM_ID") +
+             " failed: " + myrGetErrorString(res) + ": " + myrGetLastError(nullptr);
+    return false;
+  }
+  return true;
 }
 
 int runForkedRanks(int nranks, const myrUniqueId& id, const RankBody& body, const char* program, int graceSeconds) {

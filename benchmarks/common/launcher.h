@@ -1,29 +1,19 @@
 // How the processes of a benchmark run come to be ranks: started by a launcher (Open MPI, PMI/Slurm,
-// torchrun), read from its environment, or forked locally by -np N. Invariant: in fork mode the parent holds
+// torchrun) and meeting at MYRIAD_COMM_ID, or forked locally by -np N. Invariant: in fork mode the parent holds
 // the unique id (its rendezvous listener) and stays alive, only waiting, until every child has ended.
 #pragma once
 
 #include <functional>
 #include <string>
 
+#include "core/launch.h"
 #include "myriad/myriad.h"
 
 namespace myriad::bench {
 
-struct LaunchInfo {
-  std::string launcher = "none";  // "openmpi", "pmi", "slurm", "torchrun", or "none"
-  int rank = 0;
-  int size = 1;
-  int localRank = 0;
-};
-
-// Reads the launcher's variables, in the order Open MPI, PMI, Slurm, torchrun. Returns false with *error
-// when a launcher's variables are present but malformed; no launcher at all is not an error.
-bool detectLauncher(LaunchInfo* info, std::string* error);
-
-// The unique id of a launcher-started run, from MYRIAD_COMM_ID or torchrun's MASTER_ADDR/MASTER_PORT.
-// TODO: build the id (every rank derives the same id from the rendezvous address, or rank 0 publishes it
-// over MPI); until then this fails with a clear message.
+// The unique id of a run whose launcher (found by detectLauncher, core/launch.h) cannot pass one: every rank derives
+// the same one from MYRIAD_COMM_ID=host:port, which is set from torchrun's MASTER_ADDR:MASTER_PORT when it is not set;
+// rank 0 listens there at init. Returns false with *error when neither is set or the id cannot be made.
 bool myriad_bench_id_from_env(const LaunchInfo& info, myrUniqueId* id, std::string* error);
 
 // body(rank, nranks, id) returns a process exit code.

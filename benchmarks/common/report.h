@@ -21,7 +21,7 @@ struct RankDescription {
 struct RunDescription {
   std::string program;     // "myriad_all_reduce_perf"
   std::string collective;  // "all_reduce"
-  std::string launcher;    // "fork", "openmpi", ...
+  std::string launcher;    // "fork", "ompi", ... (LaunchInfo::kind)
   std::string algo;        // MYRIAD_ALGO, "" for the tuner's choice
   int nranks = 1;
   int version = 0;  // myrGetVersion

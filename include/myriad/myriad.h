@@ -97,7 +97,9 @@ typedef struct {
 myrResult_t myrGetVersion(int* version);
 
 /** A new unique id: opens this process's rendezvous listener (the id holds its address and a 128-bit
- *  secret). Call it on one rank (the root), which then also joins the communicator. */
+ *  secret). Call it on one rank (the root), which then also joins the communicator.
+ *  With MYRIAD_COMM_ID=host:port set, every rank calls it instead and gets the same id, derived from the
+ *  variable (and MYRIAD_COMM_SECRET) without starting anything; rank 0 listens there in myrCommInitRank. */
 myrResult_t myrGetUniqueId(myrUniqueId* uniqueId);
 
 /** Joins the communicator named by commId as `rank` of `nranks`; collective over all ranks. */

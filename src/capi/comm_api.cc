@@ -4,6 +4,7 @@
 #include "algorithms/registry.h"
 #include "capi/handles.h"
 #include "capi/internal.h"
+#include "core/comm_id.h"
 #include "core/log.h"
 #include "core/tcp_store.h"
 #include "core/unique_id.h"
@@ -96,6 +97,7 @@ Status commInitRank(myrComm_t* comm, int nranks, const myrUniqueId& rawId, int r
   MYR_ASSIGN_OR_RETURN(UniqueId id, UniqueId::decode(rawId));
   std::shared_ptr<Store> store;
   MYR_TRY(storeFor(id, config, &store));
+  if (id.rootAtInit) MYR_TRY(prepareRootAtInit(rank, &id, &store));
   bool blocking = !userConfig || userConfig->blocking != 0;
   return initComm(comm, nranks, rank, id, std::move(store), config, blocking);
 }
@@ -103,6 +105,11 @@ Status commInitRank(myrComm_t* comm, int nranks, const myrUniqueId& rawId, int r
 Status getUniqueId(myrUniqueId* out) {
   if (!out) return invalidArgument("uniqueId is NULL");
   MYR_ASSIGN_OR_RETURN(Config config, configFor(nullptr));
+  if (!config.commId.empty()) {  // every rank calls this and gets the same id; rank 0 listens at init
+    MYR_ASSIGN_OR_RETURN(UniqueId derived, uniqueIdFromCommId(config.commId, config.commSecret));
+    *out = derived.encode();
+    return Status::ok();
+  }
   UniqueId id;
   id.kind = IdKind::kTcp;
   id.secret = randomSecret();

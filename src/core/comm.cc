@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <thread>
 
 #include "core/log.h"
 #include "core/tcp_store.h"
@@ -50,7 +51,7 @@ Status Comm::bootstrap(CommSetup& setup) {
   ctx.config = &config_;
   ctx.abort = errors_.flag();
   MYR_ASSIGN_OR_RETURN(tcp_, TcpTransport::create(ctx, &self));
-  shm_ = std::make_unique<ShmTransport>(ctx);
+  MYR_ASSIGN_OR_RETURN(shm_, ShmTransport::create(ctx));
 
   // Each rank publishes its description; rank 0 gathers them, checks that everyone agrees on the size of
   // the communicator, and publishes the table (or the reason there is none) for all.
@@ -96,6 +97,9 @@ Status Comm::bootstrap(CommSetup& setup) {
   if (me.pid != self.pid || me.hostId != self.hostId)
     return invalidUsage("another process also joined as rank " + std::to_string(rank_) + ": " + me.describe());
   conns_.resize(static_cast<size_t>(nranks_));
+  int local = 0;
+  for (const auto& p : peers_) local += p.hostId == self.hostId ? 1 : 0;
+  oversubscribed_ = local > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   findStoreOwner();
   // After init, store operations (abort notices) must fail fast rather than wait for a dead root.
   store_->setTimeoutMs(std::min(config_.timeoutMs, 2000));

@@ -86,7 +86,9 @@ class Comm {
   std::unique_ptr<ShmTransport> shm_;
   std::vector<std::unique_ptr<Connection>> conns_;  // by rank, opened lazily
   std::vector<Connection*> open_;                   // the opened ones, for liveness checks
-  std::string storeOwner_;                          // who hosts the tcp store, for messages
+  std::string storeOwner_;
+  bool oversubscribed_ = false;  // more ranks on this host than cores: sleep at once instead of spinning // who hosts
+                                 // the tcp store, for messages
   ErrorState errors_;
   std::mutex execMutex_;
   std::mutex pendingMu_;

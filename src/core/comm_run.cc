@@ -1,5 +1,6 @@
-// Comm::run — the executor loop. It spins while bytes move, yields and then sleeps briefly when they do
-// not (ranks often outnumber cores), and while stalled it checks, at bounded rates: the abort flag, the
+// Comm::run — the executor loop. It spins while bytes move; when they stop it sleeps on its shared-memory
+// doorbell if every connection it waits on rings it, else yields and then sleeps briefly (ranks often
+// outnumber cores). While stalled it checks, at bounded rates: the abort flag, the
 // liveness of the peers it waits on, the silence deadline (MYRIAD_TIMEOUT_MS), and the store's abort
 // notice, through which a failure seen by one rank reaches every rank within a fraction of a second.
 #include <sched.h>
@@ -8,10 +9,13 @@
 
 #include "core/comm.h"
 #include "core/wire.h"
+#include "transports/shm/shm_transport.h"
 
 namespace myriad {
 namespace {
 constexpr auto kSpinQuiet = std::chrono::microseconds(50);
+constexpr auto kSpinQuietOversubscribed = std::chrono::microseconds(2);
+constexpr int kBellSleepUs = 1000;  // bounded, so that deadlines and liveness are still checked
 constexpr auto kYieldQuiet = std::chrono::milliseconds(2);
 constexpr auto kSleep = std::chrono::microseconds(50);
 constexpr auto kLivenessEvery = std::chrono::milliseconds(50);
@@ -70,18 +74,25 @@ Status Comm::run(Task& task) {
   if (!s.isOk()) return fail(s);
   auto lastLiveness = Clock::now();
   auto lastStore = Clock::now();
+  const auto spinFor = oversubscribed_ ? kSpinQuietOversubscribed : kSpinQuiet;
   while (true) {
+    // Read before polling: a ring that lands after this read makes the sleep below return at once.
+    uint32_t bell = shm_->bellSeq();
     bool done = false;
     s = task.progress(&done);
     if (!s.isOk()) return failDetected(std::move(s));
     if (done) return Status::ok();
     if (errors_.aborted()) return usable();
     Clock::time_point latest{};
-    for (Connection* c : open_)
-      if (c->busy() && c->lastProgress() > latest) latest = c->lastProgress();
+    bool sleepable = true;
+    for (Connection* c : open_) {
+      if (!c->busy()) continue;
+      if (c->lastProgress() > latest) latest = c->lastProgress();
+      sleepable = sleepable && c->sleepable();
+    }
     auto now = Clock::now();
     auto quiet = now - latest;
-    if (quiet < kSpinQuiet) continue;
+    if (quiet < spinFor) continue;
     if (now - lastLiveness >= kLivenessEvery) {
       bool storeDue = now - lastStore >= kStoreEvery;
       if (storeDue) lastStore = now;
@@ -89,7 +100,9 @@ Status Comm::run(Task& task) {
       s = checkWhileStalled(storeDue);
       if (!s.isOk()) return errors_.aborted() ? errors_.first() : failDetected(std::move(s));
     }
-    if (quiet < kYieldQuiet)
+    if (sleepable)
+      shm_->sleep(bell, kBellSleepUs);
+    else if (quiet < kYieldQuiet)
       sched_yield();
     else
       std::this_thread::sleep_for(kSleep);

@@ -32,7 +32,11 @@ constexpr EnvVarSpec kEnv[] = {
      "Forces an algorithm by its registry name, e.g. allreduce.ring; an unknown name is an init error."},
     {"MYRIAD_CHUNK_BYTES", "size", "1048576", "Pipelining chunk of the ring algorithms."},
     {"MYRIAD_COMM_ID", "string", "",
-     "host:port of the rendezvous root, for launchers that cannot pass a unique id (rank 0 listens there)."},
+     "host:port of the rendezvous root, for launchers that cannot pass a unique id: every rank calls "
+     "myrGetUniqueId and gets the same id, and rank 0 listens there from myrCommInitRank on."},
+    {"MYRIAD_COMM_SECRET", "string", "",
+     "Shared secret for MYRIAD_COMM_ID rendezvous; without it the secret is derived from public information "
+     "and only guards against accidents, not attackers."},
 };
 
 const EnvVarSpec& spec(const char* name) {
@@ -139,6 +143,7 @@ Result<Config> Config::fromEnv() {
   MYR_TRY(readSize("MYRIAD_CHUNK_BYTES", &c.chunkBytes));
   if (c.chunkBytes < 1024) return invalidArgument("MYRIAD_CHUNK_BYTES must be at least 1K");
   c.commId = raw("MYRIAD_COMM_ID");
+  c.commSecret = raw("MYRIAD_COMM_SECRET");
   return c;
 }
 

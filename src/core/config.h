@@ -43,6 +43,7 @@ struct Config {
   size_t chunkBytes = 1 << 20;
   // Rendezvous from launcher environments
   std::string commId;
+  std::string commSecret;  // never logged
 
   // Reads every variable in the table; a malformed value is an InvalidArgument naming the variable.
   static Result<Config> fromEnv();

@@ -38,6 +38,9 @@ class Connection {
   // Called while a wait makes no progress: is the peer still there? (Cheap, but not free.)
   virtual Status checkAlive() = 0;
   virtual bool busy() const = 0;
+  // True when the transport wakes this rank's doorbell on every event of this connection, so that the
+  // executor may sleep instead of polling it.
+  virtual bool sleepable() const { return false; }
 
   const PeerInfo& peer() const { return peer_; }
   // When poll() last moved bytes (or the first request was posted after an idle period).

@@ -10,6 +10,8 @@ namespace myriad {
 namespace {
 constexpr char kMagic[4] = {'M', 'Y', 'R', '1'};
 constexpr uint8_t kVersion = 1;
+constexpr size_t kFlagsOffset = 6;
+constexpr uint8_t kFlagRootAtInit = 1;
 constexpr size_t kAddrOffset = 24;
 constexpr size_t kMaxFileDir = MYR_UNIQUE_ID_BYTES - kAddrOffset - 1;
 }  // namespace
@@ -44,6 +46,7 @@ myrUniqueId UniqueId::encode() const {
   std::memcpy(p, kMagic, 4);
   p[4] = static_cast<char>(kVersion);
   p[5] = static_cast<char>(kind);
+  p[kFlagsOffset] = static_cast<char>(rootAtInit ? kFlagRootAtInit : 0);
   std::memcpy(p + 8, secret.data(), secret.size());
   if (kind == IdKind::kTcp) {
     uint16_t fam = static_cast<uint16_t>(tcpRoot.family());
@@ -64,6 +67,12 @@ Result<UniqueId> UniqueId::decode(const myrUniqueId& id) {
                            ", this library reads version " + std::to_string(kVersion));
   UniqueId u;
   u.kind = static_cast<IdKind>(p[5]);
+  const uint8_t flags = static_cast<uint8_t>(p[kFlagsOffset]);
+  if ((flags & ~kFlagRootAtInit) != 0)
+    return invalidArgument("unique id has unknown flags " + std::to_string(flags) + " (made by a newer Myriad?)");
+  u.rootAtInit = (flags & kFlagRootAtInit) != 0;
+  if (u.rootAtInit && u.kind != IdKind::kTcp)
+    return invalidArgument("unique id asks for a root at init, but is not tcp");
   std::memcpy(u.secret.data(), p + 8, u.secret.size());
   if (u.kind == IdKind::kTcp) {
     uint16_t fam = 0;

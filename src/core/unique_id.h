@@ -1,5 +1,6 @@
 // The unique id: 128 opaque bytes naming one communicator's rendezvous (where) and its secret (who may
-// join). Layout: "MYR1" | version u8 | kind u8 | 2 reserved | secret[16] | kind-specific address.
+// join). Layout: "MYR1" | version u8 | kind u8 | flags u8 | 1 reserved | secret[16] | kind-specific
+// address. Ids without flags (all that myrGetUniqueId made before MYRIAD_COMM_ID) decode as before.
 #pragma once
 
 #include <array>
@@ -21,6 +22,8 @@ struct UniqueId {
   Secret secret{};
   SockAddr tcpRoot;     // kTcp
   std::string fileDir;  // kFile: a directory shared by the ranks (at most 100 bytes)
+  // kTcp: nobody listens yet; rank 0 starts the root on tcpRoot in myrCommInitRank (MYRIAD_COMM_ID).
+  bool rootAtInit = false;
 
   myrUniqueId encode() const;
   static Result<UniqueId> decode(const myrUniqueId& id);

@@ -209,6 +209,12 @@ ForkOutcome forkRanks(int n, const RankFn& fn, std::chrono::milliseconds deadlin
   return forkRanksWithId(n, id, fn, deadline, seed);
 }
 
+ForkOutcome forkRanksWithoutId(int n, const RankFn& fn, std::chrono::milliseconds deadline, uint64_t seed) {
+  myrUniqueId none;
+  std::memset(&none, 0, sizeof(none));
+  return forkRanksWithId(n, none, fn, deadline, seed);
+}
+
 void childReport(const std::string& line) {
   if (gReportFd < 0) return;
   std::string text = line;

@@ -1,7 +1,7 @@
 // forkRanks: runs n ranks as forked child processes of a test, for tests over real processes and transports.
-// The parent (the gtest process) calls myrGetUniqueId, so it hosts the rendezvous while the children run;
-// children report through a pipe and always leave by _exit(), never returning into gtest; the parent
-// reaps them all by a deadline, SIGKILLing whoever is still running then.
+// The parent (the gtest process) calls myrGetUniqueId, so it hosts the rendezvous while the children run
+// (forkRanksWithoutId: it does not); children report through a pipe and always leave by _exit(), never
+// returning into gtest; the parent reaps them all by a deadline, SIGKILLing whoever is still running then.
 #pragma once
 
 #include <sys/types.h>
@@ -49,6 +49,10 @@ ForkOutcome forkRanks(int n, const RankFn& fn, std::chrono::milliseconds deadlin
 // As forkRanks, with an id the caller already holds.
 ForkOutcome forkRanksWithId(int n, const myrUniqueId& id, const RankFn& fn, std::chrono::milliseconds deadline,
                             uint64_t seed = 0);
+
+// As forkRanks, without an id: the parent hosts nothing and fn gets an all-zero id, for bodies that make
+// their own (MYRIAD_COMM_ID, where every rank calls myrGetUniqueId).
+ForkOutcome forkRanksWithoutId(int n, const RankFn& fn, std::chrono::milliseconds deadline, uint64_t seed = 0);
 
 // In a child: appends one line to what the parent receives as RankOutcome::report (no-op in the parent).
 void childReport(const std::string& line);

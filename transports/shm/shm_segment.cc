@@ -31,7 +31,8 @@ ShmSegment::~ShmSegment() {
   if (owner_) shm_unlink(name_.c_str());
 }
 
-Status ShmSegment::create(const std::string& name, uint32_t slots, size_t slotBytes) {
+Status ShmSegment::create(const std::string& name, uint32_t slots, size_t slotBytes, uint64_t probeAddr,
+                          uint64_t probeValue) {
   size_t size = totalBytes(slots, slotBytes);
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0 && errno == EEXIST) {  // a stale segment of a crashed process with the same secret: replace it
@@ -61,6 +62,9 @@ Status ShmSegment::create(const std::string& name, uint32_t slots, size_t slotBy
   auto* c = control();
   c->slots = slots;
   c->slotBytes = slotBytes;
+  c->probeAddr = probeAddr;
+  c->probeValue = probeValue;
+  c->cma.store(CmaState::kUnknown, std::memory_order_relaxed);
   c->head.store(0, std::memory_order_relaxed);
   c->tail.store(0, std::memory_order_relaxed);
   c->magic.store(kMagic, std::memory_order_release);

@@ -13,18 +13,30 @@
 
 namespace myriad {
 
+// What a slot carries: a piece of the message inline, or (CMA) the address of the whole message in the
+// sender's memory, which the receiver reads with process_vm_readv; the receiver's tail then acknowledges it.
+enum class ShmSlotKind : uint32_t { kInline = 0, kRemote = 1 };
+
 struct alignas(64) ShmSlotHeader {
   uint64_t msgBytes;    // size of the whole message
   uint64_t offset;      // where this piece goes in the message
-  uint64_t pieceBytes;  // bytes in this slot
+  uint64_t pieceBytes;  // bytes in this slot (kInline)
+  uint64_t remoteAddr;  // the message in the sender's address space (kRemote)
   uint32_t tag;
-  uint32_t reserved;
+  ShmSlotKind kind;
 };
+
+// Whether the receiver may read the sender's memory (process_vm_readv needs ptrace permission, which
+// containers and Yama often deny). The receiver probes once when it attaches and writes the answer.
+enum class CmaState : uint32_t { kUnknown = 0, kAllowed = 1, kDenied = 2 };
 
 struct ShmControl {
   std::atomic<uint32_t> magic;  // set last by the creator: the segment is initialised
   uint32_t slots;
   uint64_t slotBytes;
+  uint64_t probeAddr;  // sender memory holding probeValue, for the receiver's CMA probe (0: no CMA)
+  uint64_t probeValue;
+  std::atomic<CmaState> cma;               // written by the receiver
   alignas(64) std::atomic<uint64_t> head;  // slots published by the sender
   alignas(64) std::atomic<uint64_t> tail;  // slots consumed by the receiver
 };
@@ -36,8 +48,9 @@ class ShmSegment {
   ShmSegment& operator=(const ShmSegment&) = delete;
   ~ShmSegment();
 
-  // Sender side: creates, sizes, pre-faults and initialises the segment.
-  Status create(const std::string& name, uint32_t slots, size_t slotBytes);
+  // Sender side: creates, sizes, pre-faults and initialises the segment. probeAddr (0: never use CMA)
+  // points to sender memory holding probeValue.
+  Status create(const std::string& name, uint32_t slots, size_t slotBytes, uint64_t probeAddr, uint64_t probeValue);
   // Receiver side: Code::kNotSupported while the segment does not exist yet.
   Status attach(const std::string& name, uint32_t slots, size_t slotBytes);
 

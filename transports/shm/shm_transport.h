@@ -1,50 +1,75 @@
 // shm: host-memory transport between processes (or threads) of one host, through a pair of one-directional
 // shared-memory FIFOs per connected rank pair. Reaches peers with the same host identity and pid namespace
-// (liveness is checked by pid). Data is copied into the FIFO by the sender and out by the receiver.
+// (liveness is checked by pid). Small messages are copied into the FIFO by the sender and out by the
+// receiver; large ones, where the kernel allows it, are read once by the receiver straight from the
+// sender's buffer with process_vm_readv (CMA), the FIFO carrying only their address and the acknowledgement.
 #pragma once
 
 #include <deque>
 #include <memory>
 
 #include "core/transport.h"
+#include "transports/shm/shm_bell.h"
 #include "transports/shm/shm_segment.h"
 
 namespace myriad {
 
 class ShmTransport final : public Transport {
  public:
-  explicit ShmTransport(TransportContext ctx) : ctx_(std::move(ctx)) {}
+  // Opens this rank's doorbell.
+  static Result<std::unique_ptr<ShmTransport>> create(TransportContext ctx);
   const char* name() const override { return "shm"; }
   bool canReach(const PeerInfo& self, const PeerInfo& peer) const override;
   Result<std::unique_ptr<Connection>> connect(const PeerInfo& peer) override;
 
+  // Sleeping while every busy connection is a shm one: read bellSeq() before polling, then sleep(seq, us)
+  // returns as soon as a peer rings (data arrived or FIFO space freed) or after `us`.
+  uint32_t bellSeq() const { return bell_.seq(); }
+  void sleep(uint32_t seen, int us) { bell_.wait(seen, us); }
+
  private:
+  explicit ShmTransport(TransportContext ctx) : ctx_(std::move(ctx)) {}
   TransportContext ctx_;
+  ShmBell bell_;
 };
 
 class ShmConnection final : public Connection {
  public:
-  ShmConnection(const PeerInfo& peer, std::string inName, uint32_t slots, size_t slotBytes)
-      : Connection(peer), inName_(std::move(inName)), slots_(slots), slotBytes_(slotBytes) {}
-  ShmSegment& outbound() { return out_; }
+  // cmaMinBytes: messages at least this large go by CMA when the receiver may read our memory;
+  // SIZE_MAX disables CMA.
+  ShmConnection(const PeerInfo& peer, std::string inName, uint32_t slots, size_t slotBytes, size_t cmaMinBytes);
+  Status createOutbound(const std::string& name);
+  ShmBell& peerBell() { return peerBell_; }
+  bool sleepable() const override { return true; }
 
   Status postSend(Request* r) override;
   Status postRecv(Request* r) override;
   Status poll() override;
   Status checkAlive() override;
-  bool busy() const override { return !sends_.empty() || !recvs_.empty(); }
+  bool busy() const override { return !sends_.empty() || !recvs_.empty() || !unacked_.empty(); }
 
  private:
   Status pollSends();
   Status pollRecvs();
+  void probeCma();
+  void moved() {
+    noteProgress();
+    ++moved_;
+  }
+  Status readRemote(Request* r, const ShmSlotHeader* h);
 
   ShmSegment out_;
   ShmSegment in_;
+  ShmBell peerBell_;  // rung when we publish data for the peer or free FIFO space it waits for
   std::string inName_;
   uint32_t slots_;
   size_t slotBytes_;
   std::deque<Request*> sends_;
   std::deque<Request*> recvs_;
+  std::deque<std::pair<Request*, uint64_t>> unacked_;  // CMA sends and their slot, until the tail passes it
+  size_t cmaMinBytes_;
+  uint64_t probe_;         // read by the receiver's CMA probe
+  uint64_t moved_ = 0;     // slots published or consumed, to ring the peer's bell once per poll
   size_t sendOffset_ = 0;  // bytes of sends_.front() already in the FIFO
   size_t recvOffset_ = 0;  // bytes of recvs_.front() already received
 };
