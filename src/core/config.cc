@@ -19,10 +19,11 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_HOST_ID", "string", "",
      "Overrides the host identity (boot id, hostname, network namespace) that groups ranks into nodes."},
     {"MYRIAD_DISABLE_SHM", "bool", "0", "1: ranks on the same host talk over tcp instead of shared memory."},
-    {"MYRIAD_SHM_MODE", "enum(auto|fifo|cma)", "auto",
-     "Shared-memory data path: fifo (copy through a shared ring), cma (single copy with process_vm_readv) "
-     "or auto (cma where the kernel allows it)."},
-    {"MYRIAD_SHM_SLOT_BYTES", "size", "524288", "Bytes of one slot of a shared-memory FIFO."},
+    {"MYRIAD_SHM_MODE", "enum(fifo|cma|auto)", "fifo",
+     "Shared-memory data path: fifo (copied through a small shared ring that stays in cache), cma (messages "
+     "read once from the sender's memory with process_vm_readv), auto (cma for messages of 64 KiB and more "
+     "where the kernel permits it). fifo measured fastest on small-core machines; see docs/design/shm.md."},
+    {"MYRIAD_SHM_SLOT_BYTES", "size", "65536", "Bytes of one slot of a shared-memory FIFO."},
     {"MYRIAD_SHM_SLOTS", "int", "8", "Slots per shared-memory FIFO (one FIFO per connected rank pair)."},
     {"MYRIAD_SOCKET_IFNAME", "string", "",
      "Network interface (or address prefix) for tcp and the rendezvous; default: the first non-loopback "
@@ -30,7 +31,7 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_SOCKET_BUFFER_BYTES", "size", "4194304", "SO_SNDBUF/SO_RCVBUF of data sockets; 0 keeps the kernel's."},
     {"MYRIAD_ALGO", "string", "",
      "Forces an algorithm by its registry name, e.g. allreduce.ring; an unknown name is an init error."},
-    {"MYRIAD_CHUNK_BYTES", "size", "1048576", "Pipelining chunk of the ring algorithms."},
+    {"MYRIAD_CHUNK_BYTES", "size", "131072", "Pipelining chunk of the ring algorithms (small enough to stay in cache)."},
     {"MYRIAD_COMM_ID", "string", "",
      "host:port of the rendezvous root, for launchers that cannot pass a unique id: every rank calls "
      "myrGetUniqueId and gets the same id, and rank 0 listens there from myrCommInitRank on."},

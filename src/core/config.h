@@ -33,14 +33,14 @@ struct Config {
   // Topology and transports
   std::string hostId;
   bool disableShm = false;
-  std::string shmMode = "auto";
-  size_t shmSlotBytes = 512 << 10;
+  std::string shmMode = "fifo";
+  size_t shmSlotBytes = 64 << 10;
   int shmSlots = 8;
   std::string socketIfname;
   size_t socketBufferBytes = 4 << 20;
   // Algorithms
   std::string algo;
-  size_t chunkBytes = 1 << 20;
+  size_t chunkBytes = 128 << 10;
   // Rendezvous from launcher environments
   std::string commId;
   std::string commSecret;  // never logged
