@@ -31,7 +31,8 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_SOCKET_BUFFER_BYTES", "size", "4194304", "SO_SNDBUF/SO_RCVBUF of data sockets; 0 keeps the kernel's."},
     {"MYRIAD_ALGO", "string", "",
      "Forces an algorithm by its registry name, e.g. allreduce.ring; an unknown name is an init error."},
-    {"MYRIAD_CHUNK_BYTES", "size", "131072", "Pipelining chunk of the ring algorithms (small enough to stay in cache)."},
+    {"MYRIAD_CHUNK_BYTES", "size", "131072",
+     "Pipelining chunk of the ring algorithms (small enough to stay in cache)."},
     {"MYRIAD_COMM_ID", "string", "",
      "host:port of the rendezvous root, for launchers that cannot pass a unique id: every rank calls "
      "myrGetUniqueId and gets the same id, and rank 0 listens there from myrCommInitRank on."},

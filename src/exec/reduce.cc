@@ -100,8 +100,10 @@ void divideNarrow(S* buf, size_t n, int d) {
 
 }  // namespace
 
-__attribute__((target_clones("avx2", "default"))) void reduce(void* dst, const void* a, const void* b, size_t count,
-                                                              myrDataType_t dtype, myrRedOp_t op) {
+// flatten: the loops must be inlined into each clone, or they would be compiled for the baseline only.
+__attribute__((target_clones("avx2", "default"), flatten)) void reduce(void* dst, const void* a, const void* b,
+                                                                       size_t count, myrDataType_t dtype,
+                                                                       myrRedOp_t op) {
   switch (dtype) {
     case myrInt8: return plain<int8_t>(dst, a, b, count, op);
     case myrUint8: return plain<uint8_t>(dst, a, b, count, op);
@@ -119,7 +121,9 @@ __attribute__((target_clones("avx2", "default"))) void reduce(void* dst, const v
   }
 }
 
-__attribute__((target_clones("avx2", "default"))) void scaleAvg(void* buf, size_t count, myrDataType_t dtype, int n) {
+// flatten: the loops must be inlined into each clone, or they would be compiled for the baseline only.
+__attribute__((target_clones("avx2", "default"), flatten)) void scaleAvg(void* buf, size_t count, myrDataType_t dtype,
+                                                                         int n) {
   switch (dtype) {
     case myrInt8: return divideLoop(static_cast<int8_t*>(buf), count, n);
     case myrUint8: return divideLoop(static_cast<uint8_t*>(buf), count, n);
