@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "core/comm.h"
 #include "exec/task.h"
@@ -11,8 +12,32 @@
 
 namespace myriad {
 
-enum class CollKind { kAllReduce };
+enum class CollKind {
+  kAllReduce,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,  // also all-to-all(v): counts and displacements in CollArgs
+  kGather,
+  kScatter,
+  kBarrier,
+  kSendRecv,  // a group's point-to-point calls, planned as one task
+};
 
+// The collective's name as the registry prefixes it ("allreduce" in "allreduce.ring").
+const char* collName(CollKind kind);
+
+// One point-to-point call of a group.
+struct P2pCall {
+  bool send = true;
+  int peer = 0;
+  void* buf = nullptr;  // const for sends
+  size_t bytes = 0;
+};
+
+// The arguments of one call, in elements as the C API gives them (NCCL's meanings): for all-gather `count`
+// is each rank's contribution, for reduce-scatter each rank's result, for all-to-all the count per peer.
 struct CollArgs {
   CollKind kind = CollKind::kAllReduce;
   const void* sendbuff = nullptr;
@@ -21,6 +46,19 @@ struct CollArgs {
   myrDataType_t dtype = myrFloat32;
   myrRedOp_t op = myrSum;
   int root = 0;
+  // all-to-all(v): per-peer counts and displacements in elements (empty for plain all-to-all).
+  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+  std::vector<P2pCall> p2p;  // kSendRecv
+
+  bool inPlace() const { return sendbuff == recvbuff; }
+  size_t sendCount(int peer) const { return sendCounts.empty() ? count : sendCounts[static_cast<size_t>(peer)]; }
+  size_t recvCount(int peer) const { return recvCounts.empty() ? count : recvCounts[static_cast<size_t>(peer)]; }
+  size_t sendDispl(int peer) const {
+    return sendDispls.empty() ? count * static_cast<size_t>(peer) : sendDispls[static_cast<size_t>(peer)];
+  }
+  size_t recvDispl(int peer) const {
+    return recvDispls.empty() ? count * static_cast<size_t>(peer) : recvDispls[static_cast<size_t>(peer)];
+  }
 };
 
 class Algorithm {

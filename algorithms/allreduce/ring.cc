@@ -27,7 +27,6 @@ class RingAllReduceTask final : public Task {
     n_ = comm_.nranks();
     r_ = comm_.rank();
     esize_ = dtypeSize(a_.dtype);
-    seq_ = comm_.nextOpSeq();
     if (n_ == 1) return Status::ok();
     chunk_ = std::max<size_t>(1, comm_.config().chunkBytes / esize_);
     size_t maxSeg = (a_.count + static_cast<size_t>(n_) - 1) / static_cast<size_t>(n_);
@@ -96,7 +95,6 @@ class RingAllReduceTask final : public Task {
     int s = static_cast<int>(step);
     return s < n_ - 1 ? mod(r_ - s - 1) : mod(r_ - (s - (n_ - 1)));
   }
-  uint32_t tag(uint64_t u) const { return (seq_ << 20) | static_cast<uint32_t>(u & 0xfffff); }
   uint8_t* at(void* base, size_t elems) const { return static_cast<uint8_t*>(base) + elems * esize_; }
 
   Status postSend(uint64_t u) {
@@ -104,7 +102,7 @@ class RingAllReduceTask final : public Task {
     Request& q = sends_[u % kWindow];
     // The first reduce-scatter step sends the input; every later step sends what this rank reduced or received.
     void* base = u < slices_ ? const_cast<void*>(a_.sendbuff) : a_.recvbuff;
-    q = Request{at(base, s.offset), s.count * esize_, tag(u), false};
+    q = Request{at(base, s.offset), s.count * esize_, comm_.nextSendTag(next_->peer().rank), false};
     return next_->postSend(&q);
   }
 
@@ -112,7 +110,7 @@ class RingAllReduceTask final : public Task {
     Span s = slice(recvSeg(u / slices_), u % slices_);
     Request& q = recvs_[u % kWindow];
     void* dst = reducing(u) ? staging_ + (u % kWindow) * chunk_ * esize_ : at(a_.recvbuff, s.offset);
-    q = Request{dst, s.count * esize_, tag(u), false};
+    q = Request{dst, s.count * esize_, comm_.nextRecvTag(prev_->peer().rank), false};
     return prev_->postRecv(&q);
   }
 
@@ -130,7 +128,6 @@ class RingAllReduceTask final : public Task {
   Comm& comm_;
   int n_ = 1, r_ = 0;
   size_t esize_ = 1, chunk_ = 1;
-  uint32_t seq_ = 0;
   uint64_t slices_ = 1, units_ = 0;
   uint8_t* staging_ = nullptr;
   Connection* next_ = nullptr;

@@ -97,6 +97,9 @@ Status Comm::bootstrap(CommSetup& setup) {
   if (me.pid != self.pid || me.hostId != self.hostId)
     return invalidUsage("another process also joined as rank " + std::to_string(rank_) + ": " + me.describe());
   conns_.resize(static_cast<size_t>(nranks_));
+  sendTags_.assign(static_cast<size_t>(nranks_), 0);
+  recvTags_.assign(static_cast<size_t>(nranks_), 0);
+  groupHosts();
   int local = 0;
   for (const auto& p : peers_) local += p.hostId == self.hostId ? 1 : 0;
   oversubscribed_ = local > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -105,6 +108,22 @@ Status Comm::bootstrap(CommSetup& setup) {
   store_->setTimeoutMs(std::min(config_.timeoutMs, 2000));
   MYR_LOG(kInfo, kInit, rank_, "communicator ready: " + std::to_string(nranks_) + " ranks, host " + self.hostname);
   return Status::ok();
+}
+
+void Comm::groupHosts() {
+  hostOf_.assign(static_cast<size_t>(nranks_), -1);
+  localIndex_.assign(static_cast<size_t>(nranks_), -1);
+  for (int r = 0; r < nranks_; ++r) {
+    const std::string& id = peers_[static_cast<size_t>(r)].hostId;
+    int h = 0;
+    while (h < static_cast<int>(hosts_.size()) &&
+           peers_[static_cast<size_t>(hosts_[static_cast<size_t>(h)][0])].hostId != id)
+      ++h;
+    if (h == static_cast<int>(hosts_.size())) hosts_.emplace_back();
+    hostOf_[static_cast<size_t>(r)] = h;
+    localIndex_[static_cast<size_t>(r)] = static_cast<int>(hosts_[static_cast<size_t>(h)].size());
+    hosts_[static_cast<size_t>(h)].push_back(r);
+  }
 }
 
 void Comm::findStoreOwner() {

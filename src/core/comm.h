@@ -50,7 +50,14 @@ class Comm {
   // Pre-faulted scratch memory owned by the communicator; grows, never shrinks. Valid until the next
   // call with a larger size.
   void* scratch(size_t bytes);
-  uint32_t nextOpSeq() { return opSeq_++; }
+  // Message tags count messages per peer and direction across calls, so that both ends of a pair agree
+  // whatever else each talks to (point-to-point calls included); a mismatch names the peer.
+  uint32_t nextSendTag(int peer) { return sendTags_[static_cast<size_t>(peer)]++; }
+  uint32_t nextRecvTag(int peer) { return recvTags_[static_cast<size_t>(peer)]++; }
+  // Ranks grouped by host (in rank order within each host, hosts ordered by their lowest rank).
+  const std::vector<std::vector<int>>& hosts() const { return hosts_; }
+  int hostOf(int rank) const { return hostOf_[static_cast<size_t>(rank)]; }
+  int localIndex(int rank) const { return localIndex_[static_cast<size_t>(rank)]; }
 
   // Runs `task` on the calling thread until done, a peer fails, a deadline passes or the communicator is
   // aborted. A failure is recorded in errors() (and published to the other ranks) before it is returned.
@@ -72,6 +79,7 @@ class Comm {
   Comm() = default;
   Status bootstrap(CommSetup& setup);
   void findStoreOwner();
+  void groupHosts();
   Status learnedFailure(const Bytes& notice);
   Status failDetected(Status detected);
   Status checkWhileStalled(bool checkStore);
@@ -94,7 +102,9 @@ class Comm {
   std::mutex pendingMu_;
   std::condition_variable pendingCv_;
   int pending_ = 0;
-  uint32_t opSeq_ = 0;
+  std::vector<uint32_t> sendTags_, recvTags_;
+  std::vector<std::vector<int>> hosts_;
+  std::vector<int> hostOf_, localIndex_;
   void* scratch_ = nullptr;
   size_t scratchBytes_ = 0;
 };
