@@ -20,7 +20,7 @@ myriad_install_deps() {
 myriad_build() {
   local dir=$1
   shift
-  cmake -S "$MYRIAD_ROOT" -B "$dir" -G Ninja "$@" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
-  grep -A8 "Myriad .* configuration" "$dir.configure.log" | sed 's/^-- //'
+  cmake -S "$MYRIAD_ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; return 1; }
+  grep -A8 "Myriad .* configuration" "$dir/configure.log" | sed 's/^-- //'
   cmake --build "$dir" -j "${MYRIAD_JOBS:-2}"
 }
