@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +49,13 @@ class Connection {
 
  protected:
   void noteProgress() { lastProgress_ = Clock::now(); }
+  // Queues a posted request; a connection that was idle starts its silence clock now.
+  Status enqueue(std::deque<Request*>& queue, Request* r) {
+    if (!busy()) noteProgress();
+    r->done = false;
+    queue.push_back(r);
+    return Status::ok();
+  }
   PeerInfo peer_;
   Clock::time_point lastProgress_ = Clock::now();
 };

@@ -59,17 +59,11 @@ Status ShmConnection::createOutbound(const std::string& name) {
 }
 
 Status ShmConnection::postSend(Request* r) {
-  if (!busy()) noteProgress();
-  r->done = false;
-  sends_.push_back(r);
-  return Status::ok();
+  return enqueue(sends_, r);
 }
 
 Status ShmConnection::postRecv(Request* r) {
-  if (!busy()) noteProgress();
-  r->done = false;
-  recvs_.push_back(r);
-  return Status::ok();
+  return enqueue(recvs_, r);
 }
 
 Status ShmConnection::poll() {

@@ -17,17 +17,11 @@ bool wouldBlock(int err) {
 }  // namespace
 
 Status TcpConnection::postSend(Request* r) {
-  if (!busy()) noteProgress();
-  r->done = false;
-  sends_.push_back(r);
-  return Status::ok();
+  return enqueue(sends_, r);
 }
 
 Status TcpConnection::postRecv(Request* r) {
-  if (!busy()) noteProgress();
-  r->done = false;
-  recvs_.push_back(r);
-  return Status::ok();
+  return enqueue(recvs_, r);
 }
 
 Status TcpConnection::ioError(const char* what, int err) const {
