@@ -1,13 +1,34 @@
-// Every algorithm in one table: greppable, no static self-registration.
+// Every algorithm in one table: greppable, no static self-registration. A new algorithm file adds its
+// accessor here and its source to MYRIAD_SOURCES.
 #include "algorithms/registry.h"
 
 namespace myriad {
 
 const Algorithm& allreduceRing();
+const Algorithm& gatherLinear();
+const Algorithm& scatterLinear();
+const Algorithm& barrierDissemination();
+const Algorithm& sendrecvGroup();
+
+const char* collName(CollKind kind) {
+  switch (kind) {
+    case CollKind::kAllReduce: return "allreduce";
+    case CollKind::kBroadcast: return "broadcast";
+    case CollKind::kReduce: return "reduce";
+    case CollKind::kAllGather: return "allgather";
+    case CollKind::kReduceScatter: return "reducescatter";
+    case CollKind::kAllToAll: return "alltoall";
+    case CollKind::kGather: return "gather";
+    case CollKind::kScatter: return "scatter";
+    case CollKind::kBarrier: return "barrier";
+    case CollKind::kSendRecv: return "sendrecv";
+  }
+  return "?";
+}
 
 std::span<const Algorithm* const> allAlgorithms() {
   static const Algorithm* const kTable[] = {
-      &allreduceRing(),
+      &allreduceRing(), &gatherLinear(), &scatterLinear(), &barrierDissemination(), &sendrecvGroup(),
   };
   return kTable;
 }
@@ -18,27 +39,18 @@ const Algorithm* findAlgorithm(const std::string& name) {
   return nullptr;
 }
 
-Status validateAlgoOverride(const std::string& name) {
-  if (name.empty() || findAlgorithm(name)) return Status::ok();
-  std::string known;
-  for (const Algorithm* a : allAlgorithms()) known += std::string(known.empty() ? "" : ", ") + a->name();
-  return invalidArgument("MYRIAD_ALGO='" + name + "' names no algorithm; known: " + known);
+std::vector<const Algorithm*> algorithmsFor(CollKind kind) {
+  std::vector<const Algorithm*> out;
+  for (const Algorithm* a : allAlgorithms())
+    if (a->kind() == kind) out.push_back(a);
+  return out;
 }
 
-Result<const Algorithm*> chooseAlgorithm(const CollArgs& args, const Comm& comm) {
-  const std::string& forced = comm.config().algo;
-  if (!forced.empty()) {
-    const Algorithm* a = findAlgorithm(forced);
-    if (a && a->kind() == args.kind) {
-      Status s = a->supports(args, comm);
-      if (!s.isOk())
-        return invalidUsage(std::string("MYRIAD_ALGO=") + forced + " cannot run this call: " + s.message());
-      return a;
-    }
-  }
+std::string algorithmNames(const CollKind* kind) {
+  std::string out;
   for (const Algorithm* a : allAlgorithms())
-    if (a->kind() == args.kind && a->supports(args, comm).isOk()) return a;
-  return internalError("no algorithm supports this call");
+    if (!kind || a->kind() == *kind) out += std::string(out.empty() ? "" : ", ") + a->name();
+  return out;
 }
 
 }  // namespace myriad

@@ -1,8 +1,9 @@
-// The registry: one plain table of every algorithm, and the choice of one for a call.
+// The registry: one plain table of every algorithm, looked up by name or by collective.
 #pragma once
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include "algorithms/algorithm.h"
 
@@ -10,9 +11,9 @@ namespace myriad {
 
 std::span<const Algorithm* const> allAlgorithms();
 const Algorithm* findAlgorithm(const std::string& name);
-// MYRIAD_ALGO when it names an algorithm of this collective, else the default for the call.
-Result<const Algorithm*> chooseAlgorithm(const CollArgs& args, const Comm& comm);
-// Checks MYRIAD_ALGO at init: an unknown name is an error there, not a surprise later.
-Status validateAlgoOverride(const std::string& name);
+// The registered algorithms of one collective, in table order.
+std::vector<const Algorithm*> algorithmsFor(CollKind kind);
+// "allreduce.ring, allreduce.tree, ..." for messages; every algorithm when kind is null.
+std::string algorithmNames(const CollKind* kind = nullptr);
 
 }  // namespace myriad

@@ -14,12 +14,21 @@ class GroupSendRecv final : public Algorithm {
   Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
   Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
     Schedule s(comm);
+    std::vector<const P2pCall*> selfSends, selfRecvs;
     for (const P2pCall& c : a.p2p) {
-      if (c.peer == comm.rank()) continue;  // self-messages are matched and copied before planning
-      if (c.send)
+      if (c.peer == comm.rank())
+        (c.send ? selfSends : selfRecvs).push_back(&c);
+      else if (c.send)
         s.send(c.peer, c.buf, c.bytes);
       else
         s.recv(c.peer, c.buf, c.bytes);
+    }
+    // Messages to self pair up in call order, like any other peer's (validation checked the counts).
+    for (size_t i = 0; i < selfSends.size() && i < selfRecvs.size(); ++i) {
+      if (selfSends[i]->bytes != selfRecvs[i]->bytes)
+        return invalidArgument("send to self of " + std::to_string(selfSends[i]->bytes) +
+                               " bytes meets a receive of " + std::to_string(selfRecvs[i]->bytes) + " bytes");
+      s.copy(selfRecvs[i]->buf, selfSends[i]->buf, selfSends[i]->bytes);
     }
     return s.build(name());
   }

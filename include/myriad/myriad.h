@@ -140,6 +140,73 @@ myrResult_t myrStreamDestroy(myrStream_t stream);
 myrResult_t myrAllReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrRedOp_t op,
                          myrComm_t comm, myrStream_t stream);
 
+/** Copies root's sendbuff (count elements) into every rank's recvbuff. sendbuff is read on the root only;
+ *  sendbuff == recvbuff on the root is in place. */
+myrResult_t myrBroadcast(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
+                         myrComm_t comm, myrStream_t stream);
+
+/** Like myrAllReduce, but only the root's recvbuff receives the result (other ranks may pass NULL). */
+myrResult_t myrReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrRedOp_t op,
+                      int root, myrComm_t comm, myrStream_t stream);
+
+/** recvbuff (nranks * sendcount elements) receives rank r's sendbuff at offset r * sendcount, on every rank.
+ *  In place when sendbuff == recvbuff + rank * sendcount. */
+myrResult_t myrAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, myrDataType_t datatype,
+                         myrComm_t comm, myrStream_t stream);
+
+/** Reduces sendbuff (nranks * recvcount elements) over all ranks; rank r receives block r (recvcount
+ *  elements). In place when recvbuff == sendbuff + rank * recvcount. */
+myrResult_t myrReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, myrDataType_t datatype,
+                             myrRedOp_t op, myrComm_t comm, myrStream_t stream);
+
+/** Block p of sendbuff (count elements at p * count) goes to rank p, landing at r * count in its recvbuff,
+ *  where r is the sender. sendbuff == recvbuff is allowed (in place); any other overlap is not. */
+myrResult_t myrAllToAll(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrComm_t comm,
+                        myrStream_t stream);
+
+/** All-to-all with per-peer counts and displacements, in elements: sendcounts[p] elements from
+ *  sendbuff + sdispls[p] go to rank p, which receives them at rdispls[r] (recvcounts[r] elements, which must
+ *  equal what r sends it). The arrays have nranks entries and are copied before the call returns. */
+myrResult_t myrAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[], void* recvbuff,
+                         const size_t recvcounts[], const size_t rdispls[], myrDataType_t datatype, myrComm_t comm,
+                         myrStream_t stream);
+
+/** The root's recvbuff (nranks * count elements) receives rank r's sendbuff at r * count. recvbuff is used
+ *  on the root only; in place when sendbuff == recvbuff + root * count on the root. */
+myrResult_t myrGather(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
+                      myrComm_t comm, myrStream_t stream);
+
+/** Rank r's recvbuff receives block r (count elements at r * count) of the root's sendbuff. sendbuff is
+ *  read on the root only; in place when recvbuff == sendbuff + root * count on the root. */
+myrResult_t myrScatter(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
+                       myrComm_t comm, myrStream_t stream);
+
+/** Point-to-point: count elements to / from `peer`. Messages between two ranks match in call order. Outside
+ *  a group each call completes on its own (so two ranks that both send first wait for each other's receive:
+ *  put such patterns in a group). A rank may send to itself only inside a group that also receives. */
+myrResult_t myrSend(const void* sendbuff, size_t count, myrDataType_t datatype, int peer, myrComm_t comm,
+                    myrStream_t stream);
+myrResult_t myrRecv(void* recvbuff, size_t count, myrDataType_t datatype, int peer, myrComm_t comm,
+                    myrStream_t stream);
+
+/** Returns (or, on a stream, completes) once every rank has entered the barrier. */
+myrResult_t myrBarrier(myrComm_t comm, myrStream_t stream);
+
+/** Groups: calls between myrGroupStart and the matching myrGroupEnd (on this thread; groups nest) are
+ *  checked and queued, then issued together by the outermost myrGroupEnd: the collectives in call order,
+ *  then all point-to-point calls of a communicator as one operation, so any mix of sends and receives
+ *  between any peers completes. An argument error is returned by the call itself and nothing is queued
+ *  for it; an error while running is returned by myrGroupEnd (or by the stream). */
+myrResult_t myrGroupStart(void);
+myrResult_t myrGroupEnd(void);
+
+/** Colour that leaves a rank out of every new communicator of a split (*newcomm becomes NULL). */
+#define MYR_SPLIT_NOCOLOR (-1)
+
+/** Collective over `comm`: ranks with the same colour form a new communicator, ranked by key (ties by rank
+ *  in comm). config NULL inherits comm's settings. */
+myrResult_t myrCommSplit(myrComm_t comm, int color, int key, myrComm_t* newcomm, myrConfig_t* config);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,27 +1,61 @@
-// C API: host streams and collectives. Each function validates, converts and records through finish().
+// C API: host streams, collectives, point-to-point calls and groups. Each function converts its arguments
+// into CollArgs, issues them (core/collectives.h) and records the result through finish().
 #include "capi/handles.h"
 #include "core/collectives.h"
+#include "core/group.h"
+#include "exec/dtype.h"
 
 namespace myriad::capi {
 namespace {
 
-Status allReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t dtype, myrRedOp_t op, myrComm_t comm,
+CollArgs args(CollKind kind, const void* sendbuff, void* recvbuff, size_t count, myrDataType_t dtype,
+              myrRedOp_t op = myrSum, int root = 0) {
+  CollArgs a;
+  a.kind = kind;
+  a.sendbuff = sendbuff;
+  a.recvbuff = recvbuff;
+  a.count = count;
+  a.dtype = dtype;
+  a.op = op;
+  a.root = root;
+  return a;
+}
+
+Status issue(myrComm_t comm, CollArgs a, myrStream_t stream) {
+  MYR_ASSIGN_OR_RETURN(Comm * c, ready(comm));
+  return issueCollective(*c, std::move(a), stream ? &stream->host : nullptr);
+}
+
+Status allToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[], void* recvbuff,
+                 const size_t recvcounts[], const size_t rdispls[], myrDataType_t dtype, myrComm_t comm,
                  myrStream_t stream) {
   MYR_ASSIGN_OR_RETURN(Comm * c, ready(comm));
-  CollArgs args;
-  args.kind = CollKind::kAllReduce;
-  args.sendbuff = sendbuff;
-  args.recvbuff = recvbuff;
-  args.count = count;
-  args.dtype = dtype;
-  args.op = op;
-  return issueCollective(*c, args, stream ? &stream->host : nullptr);
+  if (!sendcounts || !sdispls || !recvcounts || !rdispls)
+    return invalidArgument("alltoallv: sendcounts, sdispls, recvcounts and rdispls must not be NULL");
+  CollArgs a = args(CollKind::kAllToAll, sendbuff, recvbuff, 0, dtype);
+  size_t n = static_cast<size_t>(c->nranks());
+  a.sendCounts.assign(sendcounts, sendcounts + n);
+  a.sendDispls.assign(sdispls, sdispls + n);
+  a.recvCounts.assign(recvcounts, recvcounts + n);
+  a.recvDispls.assign(rdispls, rdispls + n);
+  return issueCollective(*c, std::move(a), stream ? &stream->host : nullptr);
+}
+
+Status pointToPoint(bool send, const void* buf, size_t count, myrDataType_t dtype, int peer, myrComm_t comm,
+                    myrStream_t stream) {
+  CollArgs a = args(CollKind::kSendRecv, send ? buf : nullptr, send ? nullptr : const_cast<void*>(buf), count, dtype);
+  size_t bytes = validDtype(dtype) ? count * dtypeSize(dtype) : 0;
+  a.p2p.push_back(P2pCall{send, peer, const_cast<void*>(buf), bytes});
+  return issue(comm, std::move(a), stream);
 }
 
 }  // namespace
 }  // namespace myriad::capi
 
+using myriad::CollKind;
+using myriad::capi::args;
 using myriad::capi::finish;
+using myriad::capi::issue;
 
 extern "C" {
 
@@ -44,7 +78,85 @@ myrResult_t myrStreamDestroy(myrStream_t stream) {
 
 myrResult_t myrAllReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrRedOp_t op,
                          myrComm_t comm, myrStream_t stream) {
-  return finish(comm, myriad::capi::allReduce(sendbuff, recvbuff, count, datatype, op, comm, stream), __func__);
+  return finish(comm, issue(comm, args(CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op), stream),
+                __func__);
+}
+
+myrResult_t myrBroadcast(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
+                         myrComm_t comm, myrStream_t stream) {
+  return finish(
+      comm, issue(comm, args(CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, myrSum, root), stream),
+      __func__);
+}
+
+myrResult_t myrReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrRedOp_t op,
+                      int root, myrComm_t comm, myrStream_t stream) {
+  return finish(comm, issue(comm, args(CollKind::kReduce, sendbuff, recvbuff, count, datatype, op, root), stream),
+                __func__);
+}
+
+myrResult_t myrAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, myrDataType_t datatype,
+                         myrComm_t comm, myrStream_t stream) {
+  return finish(comm, issue(comm, args(CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype), stream),
+                __func__);
+}
+
+myrResult_t myrReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, myrDataType_t datatype,
+                             myrRedOp_t op, myrComm_t comm, myrStream_t stream) {
+  return finish(comm,
+                issue(comm, args(CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op), stream),
+                __func__);
+}
+
+myrResult_t myrAllToAll(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrComm_t comm,
+                        myrStream_t stream) {
+  return finish(comm, issue(comm, args(CollKind::kAllToAll, sendbuff, recvbuff, count, datatype), stream), __func__);
+}
+
+myrResult_t myrAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[], void* recvbuff,
+                         const size_t recvcounts[], const size_t rdispls[], myrDataType_t datatype, myrComm_t comm,
+                         myrStream_t stream) {
+  return finish(comm,
+                myriad::capi::allToAllv(sendbuff, sendcounts, sdispls, recvbuff, recvcounts, rdispls, datatype, comm,
+                                        stream),
+                __func__);
+}
+
+myrResult_t myrGather(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
+                      myrComm_t comm, myrStream_t stream) {
+  return finish(comm,
+                issue(comm, args(CollKind::kGather, sendbuff, recvbuff, count, datatype, myrSum, root), stream),
+                __func__);
+}
+
+myrResult_t myrScatter(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
+                       myrComm_t comm, myrStream_t stream) {
+  return finish(comm,
+                issue(comm, args(CollKind::kScatter, sendbuff, recvbuff, count, datatype, myrSum, root), stream),
+                __func__);
+}
+
+myrResult_t myrSend(const void* sendbuff, size_t count, myrDataType_t datatype, int peer, myrComm_t comm,
+                    myrStream_t stream) {
+  return finish(comm, myriad::capi::pointToPoint(true, sendbuff, count, datatype, peer, comm, stream), __func__);
+}
+
+myrResult_t myrRecv(void* recvbuff, size_t count, myrDataType_t datatype, int peer, myrComm_t comm,
+                    myrStream_t stream) {
+  return finish(comm, myriad::capi::pointToPoint(false, recvbuff, count, datatype, peer, comm, stream), __func__);
+}
+
+myrResult_t myrBarrier(myrComm_t comm, myrStream_t stream) {
+  return finish(comm, issue(comm, args(CollKind::kBarrier, nullptr, nullptr, 0, myrUint8), stream), __func__);
+}
+
+myrResult_t myrGroupStart(void) {
+  myriad::groupStart();
+  return myrSuccess;
+}
+
+myrResult_t myrGroupEnd(void) {
+  return finish(nullptr, myriad::groupEnd(), __func__);
 }
 
 }  // extern "C"

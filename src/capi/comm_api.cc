@@ -1,7 +1,6 @@
 // C API: versions, unique ids, communicator life cycle and error reporting.
 #include <cstring>
 
-#include "algorithms/registry.h"
 #include "capi/handles.h"
 #include "capi/internal.h"
 #include "core/comm_id.h"
@@ -17,7 +16,6 @@ thread_local std::string tLastError;  // errors of calls that have no communicat
 Result<Config> configFor(const myrConfig_t* user) {
   MYR_ASSIGN_OR_RETURN(Config c, Config::fromEnv());
   configureLogging(c);
-  MYR_TRY(validateAlgoOverride(c.algo));
   if (!user) return c;
   if (user->magic != MYR_CONFIG_MAGIC || user->size < sizeof(myrConfig_t))
     return invalidArgument("config was not initialised with MYR_CONFIG_INITIALIZER");

@@ -15,10 +15,23 @@ struct RankResult {
   std::string error;  // empty when the body succeeded
 };
 
+struct RunOptions {
+  std::string algo;         // forces algorithms, as MYRIAD_ALGO does (a comma list)
+  std::vector<int> hostOf;  // rank -> host number (as MYRIAD_HOST_ID does); empty: all on one host
+};
+
 // Creates the communicator on n threads, runs body(rank, comm) on each, destroys the communicators.
 // Returns one result per rank; a rank whose init failed reports that.
-// `algo`, when set, forces that algorithm (as MYRIAD_ALGO does).
 std::vector<RankResult> runRanks(int n, const std::function<std::string(int rank, myrComm_t comm)>& body,
-                                 const std::string& algo = "");
+                                 const RunOptions& options);
+inline std::vector<RankResult> runRanks(int n, const std::function<std::string(int rank, myrComm_t comm)>& body,
+                                        const std::string& algo = "") {
+  return runRanks(n, body, RunOptions{algo, {}});
+}
+
+// Host layouts for hierarchical tests: `sizes[h]` ranks on host h, ranks numbered host by host
+// (blocked) or dealt round-robin over the hosts (interleaved).
+std::vector<int> blockedHosts(const std::vector<int>& sizes);
+std::vector<int> interleavedHosts(const std::vector<int>& sizes);
 
 }  // namespace myriad::test

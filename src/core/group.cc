@@ -1,0 +1,93 @@
+// Group state is thread-local, as in NCCL: each thread has its own nesting depth and queue.
+#include "core/group.h"
+
+#include <thread>
+
+#include "core/collectives.h"
+#include "tuner/tuner.h"
+
+namespace myriad {
+namespace {
+
+struct Queued {
+  CollArgs args;
+  const Algorithm* algo;
+  HostStream* stream;
+};
+
+struct CommBatch {
+  Comm* comm;
+  std::vector<Queued> collectives;
+  CollArgs p2p;  // every send and receive of the group on this communicator
+  HostStream* p2pStream = nullptr;
+  bool hasP2p = false;
+};
+
+struct GroupState {
+  int depth = 0;
+  std::vector<CommBatch> batches;  // in order of first use
+};
+
+thread_local GroupState tGroup;
+
+CommBatch& batchOf(Comm& comm) {
+  for (CommBatch& b : tGroup.batches)
+    if (b.comm == &comm) return b;
+  tGroup.batches.push_back(CommBatch{&comm, {}, {}, nullptr, false});
+  tGroup.batches.back().p2p.kind = CollKind::kSendRecv;
+  return tGroup.batches.back();
+}
+
+Status issueBatch(CommBatch& b) {
+  Status first;
+  for (Queued& q : b.collectives) {
+    Status s = issueNow(*b.comm, std::move(q.args), q.algo, q.stream);
+    if (first.isOk()) first = s;
+  }
+  if (!b.hasP2p) return first;
+  Status s = validateCollective(b.p2p, *b.comm);  // self sends and receives must pair up across the group
+  if (s.isOk()) {
+    auto algo = selectAlgorithm(b.p2p, *b.comm);
+    s = algo.isOk() ? issueNow(*b.comm, std::move(b.p2p), algo.value(), b.p2pStream) : algo.takeStatus();
+  }
+  return first.isOk() ? s : first;
+}
+
+}  // namespace
+
+bool groupActive() { return tGroup.depth > 0; }
+
+void groupStart() { ++tGroup.depth; }
+
+Status groupEnd() {
+  if (tGroup.depth == 0) return invalidUsage("myrGroupEnd without a matching myrGroupStart on this thread");
+  if (--tGroup.depth > 0) return Status::ok();
+  std::vector<CommBatch> batches = std::move(tGroup.batches);
+  tGroup.batches.clear();
+  if (batches.size() == 1) return issueBatch(batches[0]);
+  // Several communicators: a call without a stream blocks until its peers join, and those peers may be
+  // driven by this very thread through another communicator, so each batch gets a thread.
+  std::vector<Status> results(batches.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < batches.size(); ++i)
+    threads.emplace_back([&, i] { results[i] = issueBatch(batches[i]); });
+  for (auto& t : threads) t.join();
+  for (Status& s : results)
+    if (!s.isOk()) return s;
+  return Status::ok();
+}
+
+Status groupAdd(Comm& comm, CollArgs args, HostStream* stream) {
+  if (args.kind == CollKind::kSendRecv) {
+    CommBatch& b = batchOf(comm);
+    if (!b.hasP2p) b.p2pStream = stream;
+    b.hasP2p = true;
+    for (const P2pCall& c : args.p2p) b.p2p.p2p.push_back(c);
+    return Status::ok();
+  }
+  MYR_ASSIGN_OR_RETURN(const Algorithm* algo, selectAlgorithm(args, comm));
+  batchOf(comm).collectives.push_back(Queued{std::move(args), algo, stream});
+  return Status::ok();
+}
+
+}  // namespace myriad

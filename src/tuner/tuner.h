@@ -1,0 +1,38 @@
+// The Tuner seam: given a call and the communicator's shape, name the algorithm to run. The first tuner
+// is a handful of rules (rules.cc); a calibrated cost model replaces it behind the same interface.
+// selectAlgorithm() wraps the tuner with MYRIAD_ALGO and with the fallback when a choice cannot run.
+#pragma once
+
+#include <string>
+
+#include "algorithms/algorithm.h"
+
+namespace myriad {
+
+// What a tuner may look at, computed once per call.
+struct CallShape {
+  CollKind kind = CollKind::kAllReduce;
+  size_t bytes = 0;  // the per-rank buffer the collective is usually sized by (see shapeOf)
+  int nranks = 1;
+  int nhosts = 1;
+  int maxLocal = 1;         // most ranks on one host
+  bool evenHosts = true;    // every host has the same number of ranks
+};
+
+CallShape shapeOf(const CollArgs& args, const Comm& comm);
+
+class Tuner {
+ public:
+  virtual ~Tuner() = default;
+  virtual const char* name() const = 0;
+  // The registry name of the preferred algorithm; selectAlgorithm falls back when it cannot run the call.
+  virtual std::string choose(const CallShape& shape) const = 0;
+};
+
+const Tuner& ruleTuner();
+
+// MYRIAD_ALGO first (an unknown name, two names for one collective, or a name that cannot run this call
+// is InvalidUsage listing the valid names), then the tuner, then the first algorithm that supports the call.
+Result<const Algorithm*> selectAlgorithm(const CollArgs& args, const Comm& comm);
+
+}  // namespace myriad
