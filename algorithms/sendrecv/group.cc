@@ -26,8 +26,8 @@ class GroupSendRecv final : public Algorithm {
     // Messages to self pair up in call order, like any other peer's (validation checked the counts).
     for (size_t i = 0; i < selfSends.size() && i < selfRecvs.size(); ++i) {
       if (selfSends[i]->bytes != selfRecvs[i]->bytes)
-        return invalidArgument("send to self of " + std::to_string(selfSends[i]->bytes) +
-                               " bytes meets a receive of " + std::to_string(selfRecvs[i]->bytes) + " bytes");
+        return invalidArgument("send to self of " + std::to_string(selfSends[i]->bytes) + " bytes meets a receive of " +
+                               std::to_string(selfRecvs[i]->bytes) + " bytes");
       s.copy(selfRecvs[i]->buf, selfSends[i]->buf, selfSends[i]->bytes);
     }
     return s.build(name());

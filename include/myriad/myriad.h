@@ -151,8 +151,8 @@ myrResult_t myrReduce(const void* sendbuff, void* recvbuff, size_t count, myrDat
 
 /** recvbuff (nranks * sendcount elements) receives rank r's sendbuff at offset r * sendcount, on every rank.
  *  In place when sendbuff == recvbuff + rank * sendcount. */
-myrResult_t myrAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, myrDataType_t datatype,
-                         myrComm_t comm, myrStream_t stream);
+myrResult_t myrAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, myrDataType_t datatype, myrComm_t comm,
+                         myrStream_t stream);
 
 /** Reduces sendbuff (nranks * recvcount elements) over all ranks; rank r receives block r (recvcount
  *  elements). In place when recvbuff == sendbuff + rank * recvcount. */
@@ -186,8 +186,7 @@ myrResult_t myrScatter(const void* sendbuff, void* recvbuff, size_t count, myrDa
  *  put such patterns in a group). A rank may send to itself only inside a group that also receives. */
 myrResult_t myrSend(const void* sendbuff, size_t count, myrDataType_t datatype, int peer, myrComm_t comm,
                     myrStream_t stream);
-myrResult_t myrRecv(void* recvbuff, size_t count, myrDataType_t datatype, int peer, myrComm_t comm,
-                    myrStream_t stream);
+myrResult_t myrRecv(void* recvbuff, size_t count, myrDataType_t datatype, int peer, myrComm_t comm, myrStream_t stream);
 
 /** Returns (or, on a stream, completes) once every rank has entered the barrier. */
 myrResult_t myrBarrier(myrComm_t comm, myrStream_t stream);

@@ -84,9 +84,9 @@ myrResult_t myrAllReduce(const void* sendbuff, void* recvbuff, size_t count, myr
 
 myrResult_t myrBroadcast(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
                          myrComm_t comm, myrStream_t stream) {
-  return finish(
-      comm, issue(comm, args(CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, myrSum, root), stream),
-      __func__);
+  return finish(comm,
+                issue(comm, args(CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, myrSum, root), stream),
+                __func__);
 }
 
 myrResult_t myrReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrRedOp_t op,
@@ -95,16 +95,15 @@ myrResult_t myrReduce(const void* sendbuff, void* recvbuff, size_t count, myrDat
                 __func__);
 }
 
-myrResult_t myrAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, myrDataType_t datatype,
-                         myrComm_t comm, myrStream_t stream) {
+myrResult_t myrAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, myrDataType_t datatype, myrComm_t comm,
+                         myrStream_t stream) {
   return finish(comm, issue(comm, args(CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype), stream),
                 __func__);
 }
 
 myrResult_t myrReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, myrDataType_t datatype,
                              myrRedOp_t op, myrComm_t comm, myrStream_t stream) {
-  return finish(comm,
-                issue(comm, args(CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op), stream),
+  return finish(comm, issue(comm, args(CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op), stream),
                 __func__);
 }
 
@@ -116,23 +115,21 @@ myrResult_t myrAllToAll(const void* sendbuff, void* recvbuff, size_t count, myrD
 myrResult_t myrAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[], void* recvbuff,
                          const size_t recvcounts[], const size_t rdispls[], myrDataType_t datatype, myrComm_t comm,
                          myrStream_t stream) {
-  return finish(comm,
-                myriad::capi::allToAllv(sendbuff, sendcounts, sdispls, recvbuff, recvcounts, rdispls, datatype, comm,
-                                        stream),
-                __func__);
+  return finish(
+      comm,
+      myriad::capi::allToAllv(sendbuff, sendcounts, sdispls, recvbuff, recvcounts, rdispls, datatype, comm, stream),
+      __func__);
 }
 
 myrResult_t myrGather(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
                       myrComm_t comm, myrStream_t stream) {
-  return finish(comm,
-                issue(comm, args(CollKind::kGather, sendbuff, recvbuff, count, datatype, myrSum, root), stream),
+  return finish(comm, issue(comm, args(CollKind::kGather, sendbuff, recvbuff, count, datatype, myrSum, root), stream),
                 __func__);
 }
 
 myrResult_t myrScatter(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
                        myrComm_t comm, myrStream_t stream) {
-  return finish(comm,
-                issue(comm, args(CollKind::kScatter, sendbuff, recvbuff, count, datatype, myrSum, root), stream),
+  return finish(comm, issue(comm, args(CollKind::kScatter, sendbuff, recvbuff, count, datatype, myrSum, root), stream),
                 __func__);
 }
 

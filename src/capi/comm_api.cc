@@ -16,6 +16,28 @@ thread_local std::string tLastError;  // errors of calls that have no communicat
 Result<Config> configFor(const myrConfig_t* user) {
   MYR_ASSIGN_OR_RETURN(Config c, Config::fromEnv());
   configureLogging(c);
+  return applyUserConfig(std::move(c), user);
+}
+
+Status runInit(myrComm* c, const Secret& secret, const std::string& tag, std::shared_ptr<Store> store,
+               const Config& config) {
+  CommSetup setup;
+  setup.rank = c->rank;
+  setup.nranks = c->nranks;
+  setup.store = std::move(store);
+  setup.secret = secret;
+  setup.commTag = tag;
+  setup.config = config;
+  setup.cancel = &c->cancelInit;
+  auto comm = Comm::create(std::move(setup));
+  if (!comm.isOk()) return comm.takeStatus();
+  c->impl = comm.take();
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<Config> applyUserConfig(Config c, const myrConfig_t* user) {
   if (!user) return c;
   if (user->magic != MYR_CONFIG_MAGIC || user->size < sizeof(myrConfig_t))
     return invalidArgument("config was not initialised with MYR_CONFIG_INITIALIZER");
@@ -32,21 +54,6 @@ Result<Config> configFor(const myrConfig_t* user) {
   return c;
 }
 
-Status runInit(myrComm* c, const UniqueId& id, std::shared_ptr<Store> store, const Config& config) {
-  CommSetup setup;
-  setup.rank = c->rank;
-  setup.nranks = c->nranks;
-  setup.store = std::move(store);
-  setup.secret = id.secret;
-  setup.commTag = id.tag();
-  setup.config = config;
-  setup.cancel = &c->cancelInit;
-  auto comm = Comm::create(std::move(setup));
-  if (!comm.isOk()) return comm.takeStatus();
-  c->impl = comm.take();
-  return Status::ok();
-}
-
 Status checkRanks(myrComm_t* comm, int nranks, int rank) {
   if (!comm) return invalidArgument("comm (the output pointer) is NULL");
   if (nranks <= 0) return invalidArgument("nranks must be positive, got " + std::to_string(nranks));
@@ -55,21 +62,20 @@ Status checkRanks(myrComm_t* comm, int nranks, int rank) {
   return Status::ok();
 }
 
-// Blocking: initialises now. Non-blocking: returns InProgress at once and initialises on a thread.
-Status initComm(myrComm_t* out, int nranks, int rank, const UniqueId& id, std::shared_ptr<Store> store,
-                const Config& config, bool blocking) {
+Status initComm(myrComm_t* out, int nranks, int rank, const Secret& secret, const std::string& tag,
+                std::shared_ptr<Store> store, const Config& config, bool blocking) {
   auto c = std::make_unique<myrComm>();
   c->rank = rank;
   c->nranks = nranks;
   if (blocking) {
-    MYR_TRY(runInit(c.get(), id, std::move(store), config));
+    MYR_TRY(runInit(c.get(), secret, tag, std::move(store), config));
     c->initResult = myrSuccess;
     *out = c.release();
     return Status::ok();
   }
   myrComm* raw = c.get();
-  raw->initThread = std::thread([raw, id, store, config] {
-    Status s = runInit(raw, id, store, config);
+  raw->initThread = std::thread([raw, secret, tag, store, config] {
+    Status s = runInit(raw, secret, tag, store, config);
     if (!s.isOk()) {
       std::lock_guard<std::mutex> lock(raw->errorMu);
       raw->lastError = s.message();
@@ -79,6 +85,8 @@ Status initComm(myrComm_t* out, int nranks, int rank, const UniqueId& id, std::s
   *out = c.release();
   return Status(Code::kInProgress, "initialisation in progress");
 }
+
+namespace {
 
 Status storeFor(const UniqueId& id, const Config& config, std::shared_ptr<Store>* store) {
   if (id.kind == IdKind::kFile)
@@ -97,7 +105,7 @@ Status commInitRank(myrComm_t* comm, int nranks, const myrUniqueId& rawId, int r
   MYR_TRY(storeFor(id, config, &store));
   if (id.rootAtInit) MYR_TRY(prepareRootAtInit(rank, &id, &store));
   bool blocking = !userConfig || userConfig->blocking != 0;
-  return initComm(comm, nranks, rank, id, std::move(store), config, blocking);
+  return initComm(comm, nranks, rank, id.secret, id.tag(), std::move(store), config, blocking);
 }
 
 Status getUniqueId(myrUniqueId* out) {
@@ -185,7 +193,7 @@ myrResult_t commInitFromStore(myrComm_t* comm, int nranks, int rank, std::shared
     else
       std::copy(got.value().begin(), got.value().end(), id.secret.begin());
   }
-  if (s.isOk()) s = capi::initComm(comm, nranks, rank, id, std::move(store), config, true);
+  if (s.isOk()) s = capi::initComm(comm, nranks, rank, id.secret, id.tag(), std::move(store), config, true);
   return capi::finish(nullptr, s, "commInitFromStore");
 }
 

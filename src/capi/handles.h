@@ -35,5 +35,11 @@ myrResult_t finish(myrComm_t comm, const Status& s, const char* function);
 // The communicator when it is ready for calls, else why not.
 Result<Comm*> ready(myrComm_t comm);
 const char* lastError(myrComm_t comm);
+// `base` with the fields the user set in `config` (NULL: none); InvalidArgument for bad values.
+Result<Config> applyUserConfig(Config base, const myrConfig_t* config);
+// Blocking: initialises now. Non-blocking: returns InProgress at once and initialises on a thread.
+Status initComm(myrComm_t* out, int nranks, int rank, const Secret& secret, const std::string& tag,
+                std::shared_ptr<Store> store, const Config& config, bool blocking);
+Status checkRanks(myrComm_t* comm, int nranks, int rank);
 
 }  // namespace myriad::capi

@@ -19,12 +19,11 @@ struct Checker {
   size_t es;
   std::string who;
 
-  Status fail(const std::string& what) const {
-    return invalidArgument(who + collName(a.kind) + ": " + what);
-  }
+  Status fail(const std::string& what) const { return invalidArgument(who + collName(a.kind) + ": " + what); }
   // `count` elements of `buf`, which this rank uses: non-NULL when not empty, no overflow.
   Status buffer(const char* name, const void* buf, size_t count) const {
-    if (count > (SIZE_MAX / 4) / es) return fail(std::string(name) + " of " + std::to_string(count) + " elements is too large");
+    if (count > (SIZE_MAX / 4) / es)
+      return fail(std::string(name) + " of " + std::to_string(count) + " elements is too large");
     if (count > 0 && !buf) return fail(std::string(name) + " is NULL with " + std::to_string(count) + " elements");
     return Status::ok();
   }
@@ -34,8 +33,9 @@ struct Checker {
     if (!send || !recv || sendCount == 0 || recvCount == 0 || send == inPlaceSend) return Status::ok();
     auto s = reinterpret_cast<uintptr_t>(send), r = reinterpret_cast<uintptr_t>(recv);
     if (s < r + recvCount * es && r < s + sendCount * es)
-      return fail(inPlaceSend == recv ? "sendbuff and recvbuff overlap without being equal (in place needs sendbuff == recvbuff)"
-                                      : "sendbuff and recvbuff overlap other than in the in-place form");
+      return fail(inPlaceSend == recv
+                      ? "sendbuff and recvbuff overlap without being equal (in place needs sendbuff == recvbuff)"
+                      : "sendbuff and recvbuff overlap other than in the in-place form");
     return Status::ok();
   }
   Status root() const {

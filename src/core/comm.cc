@@ -30,6 +30,7 @@ Result<std::unique_ptr<Comm>> Comm::create(CommSetup setup) {
   c->config_ = setup.config;
   c->store_ = setup.store;
   c->commTag_ = setup.commTag;
+  c->secret_ = setup.secret;
   configureLogging(c->config_);
   MYR_TRY(c->bootstrap(setup).addContext("rank " + std::to_string(setup.rank) + " of " + std::to_string(setup.nranks) +
                                          ": init"));

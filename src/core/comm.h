@@ -44,6 +44,12 @@ class Comm {
   const Config& config() const { return config_; }
   const PeerInfo& peer(int r) const { return peers_[static_cast<size_t>(r)]; }
   ErrorState& errors() { return errors_; }
+  // What a communicator split from this one inherits: the rendezvous store, the secret and the tag.
+  const std::shared_ptr<Store>& store() const { return store_; }
+  const Secret& secret() const { return secret_; }
+  const std::string& commTag() const { return commTag_; }
+  // Counts splits; every rank calls myrCommSplit in the same order, so the numbers agree.
+  int nextSplit() { return splits_++; }
 
   // The connection to `peer`, opened on first use by the first transport that reaches it.
   Result<Connection*> connection(int peer);
@@ -89,14 +95,15 @@ class Comm {
   Config config_;
   std::shared_ptr<Store> store_;
   std::string commTag_;
+  Secret secret_{};
+  int splits_ = 0;
   std::vector<PeerInfo> peers_;
   std::unique_ptr<TcpTransport> tcp_;
   std::unique_ptr<ShmTransport> shm_;
   std::vector<std::unique_ptr<Connection>> conns_;  // by rank, opened lazily
   std::vector<Connection*> open_;                   // the opened ones, for liveness checks
-  std::string storeOwner_;
-  bool oversubscribed_ = false;  // more ranks on this host than cores: sleep at once instead of spinning // who hosts
-                                 // the tcp store, for messages
+  std::string storeOwner_;                          // who hosts the tcp store, for messages
+  bool oversubscribed_ = false;  // more ranks on this host than cores: sleep at once instead of spinning
   ErrorState errors_;
   std::mutex execMutex_;
   std::mutex pendingMu_;

@@ -30,7 +30,8 @@ constexpr EnvVarSpec kEnv[] = {
      "interface that is up, else loopback."},
     {"MYRIAD_SOCKET_BUFFER_BYTES", "size", "4194304", "SO_SNDBUF/SO_RCVBUF of data sockets; 0 keeps the kernel's."},
     {"MYRIAD_ALGO", "string", "",
-     "Forces algorithms by registry name, a comma list with at most one per collective (allreduce.tree,alltoall.hier); a name that is unknown or cannot run a call makes that call fail with myrInvalidUsage."},
+     "Forces algorithms by registry name, a comma list with at most one per collective (allreduce.tree,alltoall.hier); "
+     "a name that is unknown or cannot run a call makes that call fail with myrInvalidUsage."},
     {"MYRIAD_CHUNK_BYTES", "size", "131072",
      "Pipelining chunk of the ring algorithms (small enough to stay in cache)."},
     {"MYRIAD_COMM_ID", "string", "",

@@ -55,9 +55,13 @@ Status issueBatch(CommBatch& b) {
 
 }  // namespace
 
-bool groupActive() { return tGroup.depth > 0; }
+bool groupActive() {
+  return tGroup.depth > 0;
+}
 
-void groupStart() { ++tGroup.depth; }
+void groupStart() {
+  ++tGroup.depth;
+}
 
 Status groupEnd() {
   if (tGroup.depth == 0) return invalidUsage("myrGroupEnd without a matching myrGroupStart on this thread");
@@ -69,8 +73,7 @@ Status groupEnd() {
   // driven by this very thread through another communicator, so each batch gets a thread.
   std::vector<Status> results(batches.size());
   std::vector<std::thread> threads;
-  for (size_t i = 0; i < batches.size(); ++i)
-    threads.emplace_back([&, i] { results[i] = issueBatch(batches[i]); });
+  for (size_t i = 0; i < batches.size(); ++i) threads.emplace_back([&, i] { results[i] = issueBatch(batches[i]); });
   for (auto& t : threads) t.join();
   for (Status& s : results)
     if (!s.isOk()) return s;

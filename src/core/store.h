@@ -57,6 +57,24 @@ class FileStore final : public Store {
   std::string dir_;
 };
 
+// A view of another store with every key prefixed: the rendezvous of a communicator split from a parent
+// reuses the parent's store under its own prefix.
+class PrefixStore final : public Store {
+ public:
+  PrefixStore(std::shared_ptr<Store> base, std::string prefix) : base_(std::move(base)), prefix_(std::move(prefix)) {}
+  Status set(const std::string& key, const Bytes& value) override { return base_->set(prefix_ + key, value); }
+  Result<Bytes> get(const std::string& key, int timeoutMs, const std::atomic<bool>* abort) override {
+    return base_->get(prefix_ + key, timeoutMs, abort);
+  }
+  Result<Bytes> tryGet(const std::string& key) override { return base_->tryGet(prefix_ + key); }
+  void setTimeoutMs(int ms) override { base_->setTimeoutMs(ms); }
+  std::string describe() const override { return base_->describe() + " (keys " + prefix_ + "*)"; }
+
+ private:
+  std::shared_ptr<Store> base_;
+  std::string prefix_;
+};
+
 // Key names must be printable and short: both ends of the tcp store enforce these bounds.
 constexpr size_t kMaxStoreKey = 256;
 constexpr size_t kMaxStoreValue = size_t{64} << 20;

@@ -15,8 +15,8 @@ struct CallShape {
   size_t bytes = 0;  // the per-rank buffer the collective is usually sized by (see shapeOf)
   int nranks = 1;
   int nhosts = 1;
-  int maxLocal = 1;         // most ranks on one host
-  bool evenHosts = true;    // every host has the same number of ranks
+  int maxLocal = 1;       // most ranks on one host
+  bool evenHosts = true;  // every host has the same number of ranks
 };
 
 CallShape shapeOf(const CollArgs& args, const Comm& comm);
