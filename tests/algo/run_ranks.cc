@@ -25,6 +25,45 @@ std::vector<int> interleavedHosts(const std::vector<int>& sizes) {
   return out;
 }
 
+namespace {
+
+myrResult_t initRank(myrComm_t* comm, int n, int r, const std::shared_ptr<MemoryStore>& store, Config config,
+                     const RunOptions& options) {
+  if (!options.hostOf.empty()) config.hostId = "testhost" + std::to_string(options.hostOf[static_cast<size_t>(r)]);
+  return commInitFromStore(comm, n, r, store, config);
+}
+
+}  // namespace
+
+std::vector<RankResult> runRankPairs(int n, const PairBody& body, const RunOptions& options) {
+  auto forcedStore = std::make_shared<MemoryStore>(), tunedStore = std::make_shared<MemoryStore>();
+  auto config = Config::fromEnv();
+  std::vector<RankResult> results(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      RankResult& out = results[static_cast<size_t>(r)];
+      out.rank = r;
+      if (!config.isOk()) return void(out.error = config.status().message());
+      Config forcedConfig = config.value(), tunedConfig = config.value();
+      forcedConfig.algo = options.algo;
+      tunedConfig.algo.clear();
+      myrComm_t forced = nullptr, tuned = nullptr;
+      if (initRank(&forced, n, r, forcedStore, forcedConfig, options) != myrSuccess)
+        return void(out.error = std::string("init failed: ") + myrGetLastError(nullptr));
+      if (initRank(&tuned, n, r, tunedStore, tunedConfig, options) != myrSuccess) {
+        out.error = std::string("init of the tuned communicator failed: ") + myrGetLastError(nullptr);
+        return void(myrCommDestroy(forced));
+      }
+      out.error = body(r, forced, tuned);
+      myrCommDestroy(tuned);
+      myrCommDestroy(forced);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return results;
+}
+
 std::vector<RankResult> runRanks(int n, const std::function<std::string(int, myrComm_t)>& body,
                                  const RunOptions& options) {
   auto store = std::make_shared<MemoryStore>();
@@ -37,11 +76,9 @@ std::vector<RankResult> runRanks(int n, const std::function<std::string(int, myr
       RankResult& out = results[static_cast<size_t>(r)];
       out.rank = r;
       if (!config.isOk()) return void(out.error = config.status().message());
-      Config mine = config.value();
-      if (!options.hostOf.empty()) mine.hostId = "testhost" + std::to_string(options.hostOf[static_cast<size_t>(r)]);
       myrComm_t comm = nullptr;
-      myrResult_t rc = commInitFromStore(&comm, n, r, store, mine);
-      if (rc != myrSuccess) return void(out.error = std::string("init failed: ") + myrGetLastError(nullptr));
+      if (initRank(&comm, n, r, store, config.value(), options) != myrSuccess)
+        return void(out.error = std::string("init failed: ") + myrGetLastError(nullptr));
       out.error = body(r, comm);
       myrCommDestroy(comm);
     });

@@ -1,5 +1,6 @@
 // runRanks: n ranks of one communicator as threads of this process, over an in-memory store. Each rank's
 // body returns a Status-like string ("" = ok); failures are reported with the rank and the seed.
+// runRankPairs gives every rank a second communicator on which MYRIAD_ALGO is unset (the tuner's choice).
 #pragma once
 
 #include <functional>
@@ -28,6 +29,11 @@ inline std::vector<RankResult> runRanks(int n, const std::function<std::string(i
                                         const std::string& algo = "") {
   return runRanks(n, body, RunOptions{algo, {}});
 }
+
+// As runRanks, with two communicators per rank over the same hosts: `forced` with options.algo, `tuned`
+// without any MYRIAD_ALGO (so the tuner chooses, with its fallback).
+using PairBody = std::function<std::string(int rank, myrComm_t forced, myrComm_t tuned)>;
+std::vector<RankResult> runRankPairs(int n, const PairBody& body, const RunOptions& options);
 
 // Host layouts for hierarchical tests: `sizes[h]` ranks on host h, ranks numbered host by host
 // (blocked) or dealt round-robin over the hosts (interleaved).

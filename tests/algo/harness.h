@@ -1,0 +1,97 @@
+// The algo tier's shared frame: which (algorithm, ranks, hosts) cases run, taken from the registry so a new
+// algorithm is covered without touching the tests; how a call is forced onto the case's algorithm, or, when
+// the algorithm's supports() refuses it, checked to be refused and rerun on the tuner's choice; the seed.
+// Invariant: every call ends up either forced or refused-and-rerun, counted, never silently skipped.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithm.h"
+#include "myriad/myriad.h"
+
+namespace myriad::test {
+
+struct Layout {
+  std::string name;         // "1host", "blocked_2_2", "interleaved_3_2"
+  std::vector<int> hostOf;  // empty: every rank on one host
+  bool even = true;         // every host has as many ranks
+};
+
+struct Case {
+  std::string algo;
+  int nranks = 1;
+  Layout layout;
+  // The forced algorithm must run every call: true for flat algorithms everywhere and for hierarchical ones
+  // on even hosts; elsewhere supports() may refuse, and the refused calls are checked on the tuner's choice.
+  bool mustRun = true;
+};
+void PrintTo(const Case& c, std::ostream* os);
+std::string caseName(const ::testing::TestParamInfo<Case>& info);
+
+// Every registered algorithm of `kind` on one host with each of `flatRanks` ranks (hierarchical ones with 1
+// and 5), plus flat ones on a mixed 2-host layout and *.hier ones on 2 and 3 hosts of 1-4 ranks, even and
+// uneven, blocked and interleaved.
+std::vector<Case> casesFor(CollKind kind, const std::vector<int>& flatRanks = {1, 2, 3, 4, 5, 6, 7, 8, 16});
+
+// MYRIAD_TEST_SEED when set, else random; the same for the whole process.
+uint64_t testSeed();
+
+// One rank's side of a case: both communicators and the per-call forcing logic.
+class RankCtx {
+ public:
+  RankCtx(int rank, int nranks, myrComm_t forced, myrComm_t tuned, const std::string& algo);
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  // Issues a call described by `args` through `issue(comm)`: on the forced communicator when the algorithm
+  // supports it (and then it must succeed); otherwise the forced call must fail with myrInvalidUsage and
+  // the call is issued again on the tuned communicator, where it must succeed. "" or what went wrong.
+  std::string call(const CollArgs& args, const std::function<myrResult_t(myrComm_t)>& issue);
+  int forcedCalls() const { return forcedCalls_; }
+  int tunedCalls() const { return tunedCalls_; }
+  const std::string& refusal() const { return refusal_; }
+
+ private:
+  int rank_, nranks_;
+  myrComm_t forced_, tuned_;
+  const Algorithm* algo_;
+  int forcedCalls_ = 0, tunedCalls_ = 0;
+  std::string refusal_;
+};
+
+// Runs body on every rank of the case; expects every rank to succeed (a failure names the rank, the case
+// and the seed), the ranks to agree on what was forced, and no refusal where c.mustRun. Prints the outcome.
+void runCase(const Case& c, uint64_t seed, const std::function<std::string(RankCtx&)>& body);
+
+// Combinations of a case: count, element type, op and root (rotated over the list, so every root meets
+// several counts and types). See makeCombos for the pruning.
+struct Combo {
+  size_t count = 0;
+  myrDataType_t type = myrFloat32;
+  myrRedOp_t op = myrSum;
+  int root = 0;
+  uint64_t salt = 0;
+};
+struct ComboOptions {
+  bool reduces = false;  // every op, else op stays myrSum
+  size_t large = size_t{1} << 20;
+};
+// Every dtype (x every op) at counts {0, 1, n-1, 13, 1009}; at 65537 one seeded random dtype (and op); at
+// `large` float32 (sum) and one seeded random dtype (and op). Duplicate counts (n-1 in {0, 1}) drop out.
+std::vector<Combo> makeCombos(int n, uint64_t seed, const ComboOptions& options);
+// "count 13 float sum root 2 (salt 77)" for messages.
+std::string describe(const Combo& c, bool reduces, bool rooted);
+
+// The CollArgs a C call builds, for asking supports() (all-to-allv and groups add their vectors).
+CollArgs collArgs(CollKind kind, const void* send, void* recv, size_t count, myrDataType_t type, myrRedOp_t op = myrSum,
+                  int root = 0);
+
+// "myrInvalidUsage: <last error>" style text for a failed call.
+std::string callError(myrResult_t rc, myrComm_t comm);
+
+}  // namespace myriad::test
