@@ -103,10 +103,7 @@ class HierAllToAll final : public Algorithm {
  public:
   const char* name() const override { return "alltoall.hier"; }
   CollKind kind() const override { return CollKind::kAllToAll; }
-  Status supports(const CollArgs&, const Comm& comm) const override {
-    if (!evenHosts(comm)) return notSupported("hosts have different numbers of ranks");
-    return Status::ok();
-  }
+  Status supports(const CollArgs&, const Comm& comm) const override { return evenHosts(comm); }
   Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
     size_t n = static_cast<size_t>(comm.nranks());
     if (a.sendCounts.empty()) return planExchange(a, comm, HostCounts{&a, nullptr, n});
