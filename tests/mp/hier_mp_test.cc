@@ -1,0 +1,115 @@
+// Every algorithm forced once with MYRIAD_ALGO, over ranks that MYRIAD_HOST_ID splits into "hosts" on this
+// machine (shm inside a host, tcp between), so the hierarchical algorithms really cross processes and
+// transports: 2 + 2 ranks blocking, then on a host stream 3 + 2 ranks (2 + 2 + 2 for the hierarchical ones). Then
+// the tuner's own choice and a comma list of every hierarchical algorithm, running every collective.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "myriad/myriad.h"
+#include "tests/common/coll_check.h"
+#include "tests/common/fork_ranks.h"
+#include "tests/common/mp_helpers.h"
+
+namespace myriad::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct HierParam {
+  std::string algo;  // MYRIAD_ALGO; "" leaves the choice to the tuner
+  int nranks;
+  int nhosts;
+  bool hostStream;
+};
+
+void PrintTo(const HierParam& p, std::ostream* os) {
+  *os << "MYRIAD_ALGO=" << p.algo << " n=" << p.nranks << " hosts=" << p.nhosts
+      << (p.hostStream ? " host stream" : " blocking");
+}
+
+std::string hierName(const testing::TestParamInfo<HierParam>& info) {
+  std::string name = info.param.algo.empty() ? "tuner" : info.param.algo;
+  for (char& ch : name) ch = (ch == '.' || ch == ',') ? '_' : ch;
+  if (name.size() > 40) name = "hier_list";
+  return name + "_n" + std::to_string(info.param.nranks) + "_h" + std::to_string(info.param.nhosts) +
+         (info.param.hostStream ? "_hoststream" : "_blocking");
+}
+
+const char* const kAlgorithms[] = {
+    "allreduce.ring", "allreduce.tree",       "allreduce.halving_doubling", "allreduce.hier", "allgather.ring",
+    "allgather.hier", "reducescatter.ring",   "reducescatter.hier",         "broadcast.ring", "broadcast.tree",
+    "reduce.ring",    "reduce.tree",          "alltoall.pairwise",          "alltoall.hier",  "gather.linear",
+    "scatter.linear", "barrier.dissemination"};
+const char kHierList[] = "allreduce.hier,allgather.hier,reducescatter.hier,alltoall.hier";
+
+bool isHier(const std::string& algo) {
+  return algo.find(".hier") != std::string::npos;
+}
+
+// The collectives an algorithm name runs: its prefix (all-to-allv runs on the all-to-all algorithms);
+// every collective for the tuner and for lists.
+std::vector<Coll> collsOf(const std::string& algo) {
+  const std::vector<Coll> all = {Coll::kAllReduce,     Coll::kBroadcast, Coll::kReduce,    Coll::kAllGather,
+                                 Coll::kReduceScatter, Coll::kAllToAll,  Coll::kAllToAllv, Coll::kGather,
+                                 Coll::kScatter,       Coll::kBarrier};
+  if (algo.empty() || algo.find(',') != std::string::npos) return all;
+  std::vector<Coll> out;
+  const std::string prefix = algo.substr(0, algo.find('.'));
+  for (Coll c : all) {
+    if (prefix == collName(c) || (prefix == "alltoall" && c == Coll::kAllToAllv)) out.push_back(c);
+  }
+  return out;
+}
+
+class HierMp : public testing::TestWithParam<HierParam> {};
+
+TEST_P(HierMp, MatchesReference) {
+  const HierParam p = GetParam();
+  const uint64_t seed = testSeed();
+  const bool listOrTuner = collsOf(p.algo).size() > 2;
+  std::vector<CollCase> cases;
+  for (Coll c : collsOf(p.algo)) {
+    for (const CollCase& k : collCases(c, p.nranks, listOrTuner)) cases.push_back(k);
+  }
+  auto body = [&](int rank, const myrUniqueId& id) -> int {
+    useTransport(Transport::kShm);
+    useHosts(rank, p.nranks, p.nhosts);
+    forceAlgorithms(p.algo);
+    myrComm_t comm = nullptr;
+    std::string err = initComm(&comm, p.nranks, id, rank);
+    MYR_CHILD_CHECK(err.empty(), err);
+    myrStream_t stream = nullptr;
+    err = makeStream(p.hostStream, &stream);
+    MYR_CHILD_CHECK(err.empty(), err);
+    err = runCollCases(comm, rank, p.nranks, cases, stream, seed);
+    MYR_CHILD_CHECK(err.empty(), "MYRIAD_ALGO=" + p.algo + " on host " +
+                                     std::to_string(hostOfRank(rank, p.nranks, p.nhosts)) + ": " + err);
+    err = finishComm(comm, stream);
+    MYR_CHILD_CHECK(err.empty(), err);
+    return 0;
+  };
+  const ForkOutcome out = forkRanks(p.nranks, body, 120s, seed);
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
+
+std::vector<HierParam> hierParams() {
+  std::vector<HierParam> params;
+  for (const char* algo : kAlgorithms) {
+    params.push_back({algo, 4, 2, false});
+    // Uneven hosts for the flat algorithms; a hierarchical one may refuse them (the tuner never picks it there).
+    params.push_back(isHier(algo) ? HierParam{algo, 6, 3, true} : HierParam{algo, 5, 2, true});
+  }
+  params.push_back({"", 4, 2, false});
+  params.push_back({"", 5, 2, true});
+  params.push_back({kHierList, 4, 2, true});
+  params.push_back({kHierList, 6, 2, false});
+  return params;
+}
+
+INSTANTIATE_TEST_SUITE_P(Mp, HierMp, testing::ValuesIn(hierParams()), hierName);
+
+}  // namespace
+}  // namespace myriad::test
