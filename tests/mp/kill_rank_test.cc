@@ -1,7 +1,8 @@
-// A rank SIGKILLs itself in the middle of a stream of all-reduces. Every survivor must fail with
-// myrRemoteError or myrTimeout naming the dead rank within 15 s of the kill, see the failure in
-// myrCommGetAsyncError, and leave with myrCommAbort within 2 s. The victim (1..n-1) and the iteration come
-// from the seed; the kill time travels to the survivors through a shared anonymous mapping.
+// A rank SIGKILLs itself in the middle of a stream of all-reduces, all-gathers, all-to-alls or broadcasts.
+// Every survivor must fail with myrRemoteError or myrTimeout naming the dead rank within 15 s of the kill,
+// see the failure in myrCommGetAsyncError, and leave with myrCommAbort within 2 s. The victim (1..n-1), the
+// iteration and the broadcast root (0 or the victim) come from the seed; the kill time travels to the
+// survivors through a shared anonymous mapping.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "myriad/myriad.h"
+#include "tests/common/coll_check.h"
 #include "tests/common/fork_ranks.h"
 #include "tests/common/mp_helpers.h"
 
@@ -32,6 +34,7 @@ struct KillParam {
   Transport transport;
   int nranks;
   bool hostStream;  // host stream: synchronise every 4 calls, so the error surfaces from the stream
+  Coll coll = Coll::kAllReduce;
 };
 
 struct KillBoard {  // lives in a MAP_SHARED page created before fork
@@ -48,25 +51,40 @@ double secondsSinceNs(int64_t ns) {
 }
 
 void PrintTo(const KillParam& p, std::ostream* os) {
-  *os << transportName(p.transport) << " n=" << p.nranks << (p.hostStream ? " host stream" : " blocking");
+  *os << collName(p.coll) << " " << transportName(p.transport) << " n=" << p.nranks
+      << (p.hostStream ? " host stream" : " blocking");
 }
 
 std::string paramName(const testing::TestParamInfo<KillParam>& info) {
-  return std::string(transportName(info.param.transport)) + "_n" + std::to_string(info.param.nranks) +
+  // The all-reduce instances keep their names from before the other collectives were added.
+  const std::string prefix = info.param.coll == Coll::kAllReduce ? "" : std::string(collName(info.param.coll)) + "_";
+  return prefix + transportName(info.param.transport) + "_n" + std::to_string(info.param.nranks) +
          (info.param.hostStream ? "_hoststream" : "_blocking");
 }
 
-// Runs all-reduces until one fails; returns the failing result and the last-error text read right after it.
-myrResult_t runUntilFailure(myrComm_t comm, myrStream_t stream, int rank, int victim, int killAt, KillBoard* board,
-                            std::string* lastError) {
-  std::vector<float> send(kCount, 1.0f);
-  std::vector<float> recv(kCount);
+// One call of the collective under test, kCount elements per block.
+myrResult_t issueOne(Coll coll, const std::vector<float>& send, std::vector<float>& recv, int root, myrComm_t comm,
+                     myrStream_t stream) {
+  switch (coll) {
+    case Coll::kAllGather: return myrAllGather(send.data(), recv.data(), kCount, myrFloat32, comm, stream);
+    case Coll::kAllToAll: return myrAllToAll(send.data(), recv.data(), kCount, myrFloat32, comm, stream);
+    case Coll::kBroadcast: return myrBroadcast(send.data(), recv.data(), kCount, myrFloat32, root, comm, stream);
+    default: return myrAllReduce(send.data(), recv.data(), kCount, myrFloat32, myrSum, comm, stream);
+  }
+}
+
+// Runs calls until one fails; returns the failing result and the last-error text read right after it.
+myrResult_t runUntilFailure(const KillParam& p, myrComm_t comm, myrStream_t stream, int rank, int victim, int killAt,
+                            int root, KillBoard* board, std::string* lastError) {
+  const size_t blocks = p.coll == Coll::kAllToAll ? static_cast<size_t>(p.nranks) : 1;
+  std::vector<float> send(kCount * blocks, 1.0f);
+  std::vector<float> recv(kCount * static_cast<size_t>(p.coll == Coll::kAllGather ? p.nranks : blocks));
   for (int it = 0; it < kMaxIterations; ++it) {
     if (rank == victim && it == killAt) {
       board->killNs.store(nowNs());
       raise(SIGKILL);
     }
-    myrResult_t res = myrAllReduce(send.data(), recv.data(), kCount, myrFloat32, myrSum, comm, stream);
+    myrResult_t res = issueOne(p.coll, send, recv, root, comm, stream);
     if (res == myrSuccess && stream != nullptr && (it % 4 == 3 || it + 1 == kMaxIterations)) {
       res = myrStreamSynchronize(stream);
     }
@@ -86,8 +104,10 @@ TEST_P(KillRank, SurvivorsNameTheDeadRank) {
   const uint64_t seed = testSeed();
   const int victim = 1 + static_cast<int>(seed % static_cast<uint64_t>(p.nranks - 1));
   const int killAt = 5 + static_cast<int>((seed / 7) % 50);
+  const int root = (seed / 3) % 2 == 0 ? 0 : victim;
   SCOPED_TRACE("seed " + std::to_string(seed) + ": rank " + std::to_string(victim) + " of " + std::to_string(p.nranks) +
-               " kills itself at iteration " + std::to_string(killAt));
+               " kills itself at iteration " + std::to_string(killAt) + " of " + collName(p.coll) +
+               (p.coll == Coll::kBroadcast ? " (root " + std::to_string(root) + ")" : ""));
   void* page = mmap(nullptr, sizeof(KillBoard), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(page, MAP_FAILED);
   auto* board = new (page) KillBoard();
@@ -100,11 +120,12 @@ TEST_P(KillRank, SurvivorsNameTheDeadRank) {
     myrStream_t stream = nullptr;
     if (p.hostStream) MYR_CHILD_CHECK(myrStreamCreate(&stream) == myrSuccess, "myrStreamCreate failed");
     std::string lastError;
-    const myrResult_t res = runUntilFailure(comm, stream, rank, victim, killAt, board, &lastError);
+    const myrResult_t res = runUntilFailure(p, comm, stream, rank, victim, killAt, root, board, &lastError);
     // Survivors leave as soon as they have their error: peers that see one of them go must still report
     // the root cause (the victim), not the survivor that left.
-    const std::string what = resultText("the all-reduce loop", res, nullptr) + ": \"" + lastError + "\"";
-    MYR_CHILD_CHECK(res != myrSuccess, "finished " + std::to_string(kMaxIterations) + " all-reduces without error");
+    const std::string what = resultText((std::string("the ") + collName(p.coll) + " loop").c_str(), res, nullptr) +
+                             ": \"" + lastError + "\"";
+    MYR_CHILD_CHECK(res != myrSuccess, "finished " + std::to_string(kMaxIterations) + " calls without error");
     MYR_CHILD_CHECK(res == myrRemoteError || res == myrTimeout, what);
     MYR_CHILD_CHECK(mentionsRank(lastError, victim),
                     "the error does not name rank " + std::to_string(victim) + ": " + what);
@@ -141,7 +162,13 @@ TEST_P(KillRank, SurvivorsNameTheDeadRank) {
 
 INSTANTIATE_TEST_SUITE_P(Mp, KillRank,
                          testing::Values(KillParam{Transport::kShm, 4, false}, KillParam{Transport::kTcp, 3, false},
-                                         KillParam{Transport::kShm, 4, true}, KillParam{Transport::kTcp, 3, true}),
+                                         KillParam{Transport::kShm, 4, true}, KillParam{Transport::kTcp, 3, true},
+                                         KillParam{Transport::kShm, 4, false, Coll::kAllGather},
+                                         KillParam{Transport::kTcp, 3, true, Coll::kAllGather},
+                                         KillParam{Transport::kShm, 3, true, Coll::kAllToAll},
+                                         KillParam{Transport::kTcp, 4, false, Coll::kAllToAll},
+                                         KillParam{Transport::kShm, 4, false, Coll::kBroadcast},
+                                         KillParam{Transport::kTcp, 3, true, Coll::kBroadcast}),
                          paramName);
 
 }  // namespace
