@@ -49,17 +49,19 @@ bool isHier(const std::string& algo) {
   return algo.find(".hier") != std::string::npos;
 }
 
-// The collectives an algorithm name runs: its prefix (all-to-allv runs on the all-to-all algorithms);
-// every collective for the tuner and for lists.
+// The collectives an algorithm name runs: its prefix (all-to-allv runs on the all-to-all algorithms, but
+// alltoall.hier refuses it: per-peer counts are not known by host); every collective for the tuner and lists.
 std::vector<Coll> collsOf(const std::string& algo) {
+  const bool noV = algo.find("alltoall.hier") != std::string::npos;
   const std::vector<Coll> all = {Coll::kAllReduce,     Coll::kBroadcast, Coll::kReduce,    Coll::kAllGather,
                                  Coll::kReduceScatter, Coll::kAllToAll,  Coll::kAllToAllv, Coll::kGather,
                                  Coll::kScatter,       Coll::kBarrier};
-  if (algo.empty() || algo.find(',') != std::string::npos) return all;
-  std::vector<Coll> out;
+  const bool list = algo.empty() || algo.find(',') != std::string::npos;
   const std::string prefix = algo.substr(0, algo.find('.'));
+  std::vector<Coll> out;
   for (Coll c : all) {
-    if (prefix == collName(c) || (prefix == "alltoall" && c == Coll::kAllToAllv)) out.push_back(c);
+    if (c == Coll::kAllToAllv && noV) continue;
+    if (list || prefix == collName(c) || (prefix == "alltoall" && c == Coll::kAllToAllv)) out.push_back(c);
   }
   return out;
 }

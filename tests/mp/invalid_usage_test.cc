@@ -150,6 +150,35 @@ TEST(InvalidUsage, TwoAlgorithmsForOneCollective) {
   });
 }
 
+// A forced algorithm that cannot run a call refuses it (alltoall.hier takes no per-peer counts) and names
+// the valid algorithms; other calls, and all-to-all on the same algorithm, still run.
+TEST(InvalidUsage, ForcedAlgorithmThatCannotRunTheCall) {
+  const uint64_t seed = testSeed();
+  auto body = [&](int rank, const myrUniqueId& id) -> int {
+    useHosts(rank, 4, 2);
+    forceAlgorithms("alltoall.hier");
+    myrComm_t comm = nullptr;
+    std::string err = initComm(&comm, 4, id, rank);
+    MYR_CHILD_CHECK(err.empty(), err);
+    std::vector<float> send(400, 1.0f), recv(400, -1.0f);
+    const size_t counts[4] = {100, 100, 100, 100}, displs[4] = {0, 100, 200, 300};
+    const myrResult_t res =
+        myrAllToAllv(send.data(), counts, displs, recv.data(), counts, displs, myrFloat32, comm, nullptr);
+    err = expectError("alltoallv on alltoall.hier", res, myrInvalidUsage, comm, "alltoall.pairwise");
+    MYR_CHILD_CHECK(err.empty(), err);
+    for (float v : recv) MYR_CHILD_CHECK(v == -1.0f, "recvbuff was written");
+    for (Coll c : {Coll::kAllToAll, Coll::kAllReduce}) {
+      err = runCollCase(comm, rank, 4, {c, myrFloat32, myrSum, 1009, 0, false}, nullptr, seed);
+      MYR_CHILD_CHECK(err.empty(), err);
+    }
+    err = finishComm(comm, nullptr);
+    MYR_CHILD_CHECK(err.empty(), err);
+    return 0;
+  };
+  const ForkOutcome out = forkRanks(4, body, 60s, seed);
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
+
 // Names of other collectives' algorithms leave this collective to the tuner; spaces around names are trimmed.
 TEST(InvalidUsage, OtherCollectivesAlgorithmIsIgnored) {
   runRanks(" allgather.ring , gather.linear,", [](myrComm_t comm, int rank, uint64_t salt) -> std::string {

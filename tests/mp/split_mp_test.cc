@@ -4,6 +4,7 @@
 // collectives run on the children, and the parent still works after every split.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -120,7 +121,7 @@ TEST_P(SplitMp, OddEvenWithReversedKeys) {
   runRanks([&](myrComm_t parent, int rank, myrStream_t stream, uint64_t seed) -> std::string {
     std::vector<int> members = ranksWhere(n(), [](int r, int) { return r % 2 == 0; });
     if (rank % 2 == 1) members = ranksWhere(n(), [](int r, int) { return r % 2 == 1; });
-    members.assign(members.rbegin(), members.rend());
+    std::reverse(members.begin(), members.end());
     myrComm_t child = nullptr;
     std::string err = split(parent, rank, rank % 2, -rank, members, &child);
     if (err.empty()) err = exercise(child, stream, seed);
