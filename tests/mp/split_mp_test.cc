@@ -1,7 +1,8 @@
 // myrCommSplit across processes: odd/even ranks with keys that reverse the order, one child per "host"
 // (MYRIAD_HOST_ID), MYR_SPLIT_NOCOLOR for some ranks (newcomm NULL), and two successive splits plus a split
-// of a child. Each child's size, ranks and member order are checked (an all-gather of the parent ranks),
-// collectives run on the children, and the parent still works after every split.
+// of a child, a non-blocking split, and a group over parent and child. Each child's size, ranks and member
+// order are checked (an all-gather of the parent ranks), collectives run on the children, and the parent
+// still works after every split.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "myriad/myriad.h"
@@ -33,15 +35,37 @@ void PrintTo(const SplitParam& p, std::ostream* os) {
       << (p.hostStream ? " host stream" : " blocking");
 }
 
+// Waits (10 s at most) for a non-blocking init to finish; "" once the communicator is ready.
+std::string waitReady(myrComm_t comm) {
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  myrResult_t state = myrInProgress;
+  while (std::chrono::steady_clock::now() < end) {
+    const myrResult_t res = myrCommGetAsyncError(comm, &state);
+    if (res != myrSuccess) return resultText("myrCommGetAsyncError", res, comm);
+    if (state != myrInProgress) break;
+    std::this_thread::sleep_for(1ms);
+  }
+  return state == myrSuccess ? "" : std::string("the non-blocking split ended with ") + myrGetErrorString(state);
+}
+
 // Splits and checks the child: NULL for NOCOLOR, else `members` (parent ranks in child rank order).
+// blocking false: a non-blocking split (config.blocking = 0), waited for with myrCommGetAsyncError.
 std::string split(myrComm_t parent, int parentRank, int color, int key, const std::vector<int>& members,
-                  myrComm_t* child) {
+                  myrComm_t* child, bool blocking = true) {
   *child = nullptr;
-  const std::string what = "split(color " + std::to_string(color) + ", key " + std::to_string(key) + ")";
-  myrResult_t res = myrCommSplit(parent, color, key, child, nullptr);
-  if (res != myrSuccess) return what + ": " + resultText("myrCommSplit", res, parent);
+  const std::string what = std::string(blocking ? "" : "non-blocking ") + "split(color " + std::to_string(color) +
+                           ", key " + std::to_string(key) + ")";
+  myrConfig_t config = MYR_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  myrResult_t res = myrCommSplit(parent, color, key, child, blocking ? nullptr : &config);
+  if (res != myrSuccess && (blocking || res != myrInProgress))
+    return what + ": " + resultText("myrCommSplit", res, parent);
   if (color == MYR_SPLIT_NOCOLOR) return *child == nullptr ? "" : what + ": newcomm is not NULL for NOCOLOR";
   if (*child == nullptr) return what + ": newcomm is NULL";
+  if (!blocking) {
+    const std::string err = waitReady(*child);
+    if (!err.empty()) return what + ": " + err;
+  }
   int count = -1, me = -1;
   res = myrCommCount(*child, &count);
   if (res != myrSuccess || count != static_cast<int>(members.size()))
@@ -189,6 +213,53 @@ TEST_P(SplitMp, SuccessiveSplitsAndASplitOfAChild) {
     if (err.empty()) err = exercise(grand, stream, seed + 3);
     if (err.empty()) err = destroy(grand, "the grandchild");
     if (err.empty()) err = destroy(halves, "the halves child");
+    return err;
+  });
+}
+
+TEST_P(SplitMp, NonBlockingSplitWithNoColor) {
+  runRanks([&](myrComm_t parent, int rank, myrStream_t stream, uint64_t seed) -> std::string {
+    const std::vector<int> members = ranksWhere(n(), [](int r, int) { return r != 1; });
+    myrComm_t child = nullptr;
+    std::string err = split(parent, rank, rank == 1 ? MYR_SPLIT_NOCOLOR : 0, 0, members, &child, false);
+    if (err.empty() && child != nullptr) err = exercise(child, stream, seed);
+    if (err.empty()) err = destroy(child, "the non-blocking child");
+    return err;
+  });
+}
+
+// One group over two communicators (myrGroupEnd issues each on a thread of its own): a ring of sends on the
+// parent and an all-reduce on the parity child complete together.
+TEST_P(SplitMp, GroupOverParentAndChild) {
+  runRanks([&](myrComm_t parent, int rank, myrStream_t stream, uint64_t seed) -> std::string {
+    std::vector<int> members = ranksWhere(n(), [](int r, int) { return r % 2 == 0; });
+    if (rank % 2 == 1) members = ranksWhere(n(), [](int r, int) { return r % 2 == 1; });
+    myrComm_t child = nullptr;
+    std::string err = split(parent, rank, rank % 2, rank, members, &child);
+    if (!err.empty()) return err;
+    const size_t count = 70000;
+    std::vector<float> out(count, static_cast<float>(rank)), in(count, -1.0f);
+    std::vector<float> sum(count, static_cast<float>(rank));
+    const int next = (rank + 1) % n(), prev = (rank + n() - 1) % n();
+    myrGroupStart();
+    myrResult_t r1 = myrAllReduce(sum.data(), sum.data(), count, myrFloat32, myrSum, child, stream);
+    myrResult_t r2 = myrSend(out.data(), count, myrFloat32, next, parent, stream);
+    myrResult_t r3 = myrRecv(in.data(), count, myrFloat32, prev, parent, stream);
+    const myrResult_t ended = myrGroupEnd();
+    if (r1 != myrSuccess || r2 != myrSuccess || r3 != myrSuccess || ended != myrSuccess)
+      return std::string("group over two communicators: ") + myrGetErrorString(ended) + ": " +
+             myrGetLastError(nullptr) + " / " + myrGetLastError(parent) + " / " + myrGetLastError(child);
+    err = syncStream(stream, parent);
+    if (!err.empty()) return err;
+    float want = 0;
+    for (int m : members) want += static_cast<float>(m);
+    for (size_t i = 0; i < count; ++i) {
+      if (in[i] != static_cast<float>(prev)) return "the parent's receive got " + std::to_string(in[i]);
+      if (sum[i] != want)
+        return "the child's all-reduce gave " + std::to_string(sum[i]) + ", want " + std::to_string(want);
+    }
+    if (err.empty()) err = exercise(child, stream, seed);
+    if (err.empty()) err = destroy(child, "the parity child");
     return err;
   });
 }
