@@ -1,14 +1,16 @@
-// A rank SIGKILLs itself in the middle of a stream of all-reduces, all-gathers, all-to-alls or broadcasts.
-// Every survivor must fail with myrRemoteError or myrTimeout naming the dead rank within 15 s of the kill,
-// see the failure in myrCommGetAsyncError, and leave with myrCommAbort within 2 s. The victim (1..n-1), the
-// iteration and the broadcast root (0 or the victim) come from the seed; the kill time travels to the
-// survivors through a shared anonymous mapping.
+// A rank SIGKILLs itself in the middle of a stream of all-reduces, all-gathers, all-to-alls or broadcasts
+// (or SIGSTOPs itself: alive but silent, so only MYRIAD_TIMEOUT_MS, 1 s here, can catch it). Every survivor
+// must fail with myrRemoteError or myrTimeout naming the victim within 15 s, see the failure in
+// myrCommGetAsyncError, and leave with myrCommAbort within 2 s. The victim (1..n-1), the iteration and the
+// broadcast root (0 or the victim) come from the seed; the kill time travels through a shared mapping.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <new>
 #include <string>
 #include <thread>
@@ -35,10 +37,25 @@ struct KillParam {
   int nranks;
   bool hostStream;  // host stream: synchronise every 4 calls, so the error surfaces from the stream
   Coll coll = Coll::kAllReduce;
+  bool stop = false;  // SIGSTOP instead of SIGKILL; the last survivor to leave SIGKILLs the victim
 };
 
 struct KillBoard {  // lives in a MAP_SHARED page created before fork
   std::atomic<int64_t> killNs{0};
+  std::atomic<int> victimPid{0};
+  std::atomic<int> survivorsDone{0};
+};
+
+// A survivor's way out, whatever check failed: the last one SIGKILLs a stopped victim, so that it does not
+// linger until the deadline.
+struct LeaveGuard {
+  KillBoard* board;
+  int survivors;
+  ~LeaveGuard() {
+    if (survivors <= 0) return;  // the victim's own guard
+    const int pid = board->victimPid.load();
+    if (board->survivorsDone.fetch_add(1) + 1 == survivors && pid > 0) kill(pid, SIGKILL);
+  }
 };
 static_assert(std::atomic<int64_t>::is_always_lock_free, "the kill time is shared between processes");
 
@@ -52,14 +69,14 @@ double secondsSinceNs(int64_t ns) {
 
 void PrintTo(const KillParam& p, std::ostream* os) {
   *os << collName(p.coll) << " " << transportName(p.transport) << " n=" << p.nranks
-      << (p.hostStream ? " host stream" : " blocking");
+      << (p.hostStream ? " host stream" : " blocking") << (p.stop ? " SIGSTOP" : "");
 }
 
 std::string paramName(const testing::TestParamInfo<KillParam>& info) {
   // The all-reduce instances keep their names from before the other collectives were added.
   const std::string prefix = info.param.coll == Coll::kAllReduce ? "" : std::string(collName(info.param.coll)) + "_";
   return prefix + transportName(info.param.transport) + "_n" + std::to_string(info.param.nranks) +
-         (info.param.hostStream ? "_hoststream" : "_blocking");
+         (info.param.hostStream ? "_hoststream" : "_blocking") + (info.param.stop ? "_stopped" : "");
 }
 
 // One call of the collective under test, kCount elements per block.
@@ -81,8 +98,9 @@ myrResult_t runUntilFailure(const KillParam& p, myrComm_t comm, myrStream_t stre
   std::vector<float> recv(kCount * static_cast<size_t>(p.coll == Coll::kAllGather ? p.nranks : blocks));
   for (int it = 0; it < kMaxIterations; ++it) {
     if (rank == victim && it == killAt) {
+      if (p.stop) board->victimPid.store(getpid());
       board->killNs.store(nowNs());
-      raise(SIGKILL);
+      raise(p.stop ? SIGSTOP : SIGKILL);
     }
     myrResult_t res = issueOne(p.coll, send, recv, root, comm, stream);
     if (res == myrSuccess && stream != nullptr && (it % 4 == 3 || it + 1 == kMaxIterations)) {
@@ -114,6 +132,8 @@ TEST_P(KillRank, SurvivorsNameTheDeadRank) {
 
   auto body = [&](int rank, const myrUniqueId& id) -> int {
     useTransport(p.transport);
+    if (p.stop) setenv("MYRIAD_TIMEOUT_MS", "1000", 1);
+    LeaveGuard leave{board, rank == victim ? -1 : p.nranks - 1};
     myrComm_t comm = nullptr;
     std::string err = initComm(&comm, p.nranks, id, rank);
     MYR_CHILD_CHECK(err.empty(), err);
@@ -153,7 +173,8 @@ TEST_P(KillRank, SurvivorsNameTheDeadRank) {
   ASSERT_EQ(out.ranks.size(), static_cast<size_t>(p.nranks));
   const RankOutcome& dead = out.ranks[static_cast<size_t>(victim)];
   EXPECT_TRUE(!dead.killedAtDeadline && dead.termSignal == SIGKILL)
-      << "[seed " << seed << "] the victim did not die by its own SIGKILL: " << dead.describe();
+      << "[seed " << seed << "] the victim did not die by SIGKILL (" << (p.stop ? "a survivor's" : "its own")
+      << "): " << dead.describe();
   for (const RankOutcome& r : out.ranks) {
     if (r.rank == victim) continue;
     EXPECT_TRUE(r.succeeded()) << "[seed " << seed << "] survivor " << r.describe();
@@ -168,7 +189,9 @@ INSTANTIATE_TEST_SUITE_P(Mp, KillRank,
                                          KillParam{Transport::kShm, 3, true, Coll::kAllToAll},
                                          KillParam{Transport::kTcp, 4, false, Coll::kAllToAll},
                                          KillParam{Transport::kShm, 4, false, Coll::kBroadcast},
-                                         KillParam{Transport::kTcp, 3, true, Coll::kBroadcast}),
+                                         KillParam{Transport::kTcp, 3, true, Coll::kBroadcast},
+                                         KillParam{Transport::kShm, 3, false, Coll::kAllGather, true},
+                                         KillParam{Transport::kTcp, 3, true, Coll::kAllReduce, true}),
                          paramName);
 
 }  // namespace
