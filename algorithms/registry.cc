@@ -5,6 +5,19 @@
 namespace myriad {
 
 const Algorithm& allreduceRing();
+const Algorithm& allreduceTree();
+const Algorithm& allreduceHalvingDoubling();
+const Algorithm& allreduceHier();
+const Algorithm& allgatherRing();
+const Algorithm& allgatherHier();
+const Algorithm& reducescatterRing();
+const Algorithm& reducescatterHier();
+const Algorithm& broadcastRing();
+const Algorithm& broadcastTree();
+const Algorithm& reduceRing();
+const Algorithm& reduceTree();
+const Algorithm& alltoallPairwise();
+const Algorithm& alltoallHier();
 const Algorithm& gatherLinear();
 const Algorithm& scatterLinear();
 const Algorithm& barrierDissemination();
@@ -28,7 +41,12 @@ const char* collName(CollKind kind) {
 
 std::span<const Algorithm* const> allAlgorithms() {
   static const Algorithm* const kTable[] = {
-      &allreduceRing(), &gatherLinear(), &scatterLinear(), &barrierDissemination(), &sendrecvGroup(),
+      &allreduceRing(),     &allreduceTree(),        &allreduceHalvingDoubling(),
+      &allreduceHier(),     &allgatherRing(),        &allgatherHier(),
+      &reducescatterRing(), &reducescatterHier(),    &broadcastRing(),
+      &broadcastTree(),     &reduceRing(),           &reduceTree(),
+      &alltoallPairwise(),  &alltoallHier(),         &gatherLinear(),
+      &scatterLinear(),     &barrierDissemination(), &sendrecvGroup(),
   };
   return kTable;
 }

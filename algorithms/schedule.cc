@@ -4,7 +4,9 @@
 #include "algorithms/schedule.h"
 
 #include <cstring>
+#include <string>
 
+#include "core/log.h"
 #include "exec/reduce.h"
 
 namespace myriad {
@@ -78,6 +80,21 @@ uint8_t* Schedule::reserveScratch(size_t bytes) {
 class ScheduleTask final : public Task {
  public:
   ScheduleTask(Schedule&& s, const char* name) : s_(std::move(s)), name_(name) {}
+  // A task dropped before it finished (its call failed) logs where each of its lanes stood: the first
+  // thing to read when a schedule hangs.
+  ~ScheduleTask() override {
+    if (completed_ == waiting_.size()) return;
+    std::string o = std::string(name_) + " stopped after " + std::to_string(completed_) + " of " +
+                    std::to_string(waiting_.size()) + " steps; messages posted/done/planned:";
+    for (int p : active_) {
+      const Lane& l = lanes_[static_cast<size_t>(p)];
+      o += " rank " + std::to_string(p) + " send " + std::to_string(l.sends.posted) + "/" +
+           std::to_string(l.sends.completed) + "/" + std::to_string(l.sends.queue.size()) + " recv " +
+           std::to_string(l.recvs.posted) + "/" + std::to_string(l.recvs.completed) + "/" +
+           std::to_string(l.recvs.queue.size()) + ";";
+    }
+    MYR_LOG(kInfo, kColl, s_.comm_.rank(), o);
+  }
 
   Status init() {
     size_t n = s_.steps_.size();

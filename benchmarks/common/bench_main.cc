@@ -96,7 +96,13 @@ int benchMain(int argc, char** argv, const Collective& coll) {
     return 1;
   }
   if (nranks == 1) return runRank(coll, options, run, 0, 1, id);
-  auto body = [&](int rank, int n, const myrUniqueId& uid) { return runRank(coll, options, run, rank, n, uid); };
+  auto body = [&](int rank, int n, const myrUniqueId& uid) {
+    if (options.hosts > 1) {  // in the child, before init: ranks [h*n/H, (h+1)*n/H) form host h
+      std::string host = run.program + "-host" + std::to_string(static_cast<long>(rank) * options.hosts / n);
+      setenv("MYRIAD_HOST_ID", host.c_str(), 1);
+    }
+    return runRank(coll, options, run, rank, n, uid);
+  };
   return runForkedRanks(nranks, id, body, program);
 }
 

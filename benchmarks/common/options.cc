@@ -123,6 +123,10 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode) {
   app.add_option("-g,--ngpus", ngpus, "devices per thread (only 1)")->check(CLI::IsMember({1}));
   app.add_option("--np", o.nranks, "-np N: fork N local ranks (when not started by a launcher)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--hosts", o.hosts,
+                 "with -np N: emulate H hosts on this machine, ranks blocked by host (each gets its own "
+                 "MYRIAD_HOST_ID: shm inside a host, tcp between hosts)")
+      ->check(CLI::PositiveNumber);
   app.add_option("-A,--algo", o.algo, "algorithm, exported as MYRIAD_ALGO before init (e.g. allreduce.ring)");
   app.add_option("-m,--memory", o.memory, "buffer memory kind: host (cuda: not in this build)")->capture_default_str();
   app.add_option("--json", o.jsonPath, "also write one JSON object per result row to this file");
@@ -147,6 +151,8 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode) {
   if (o.stepFactor <= 1 && o.stepBytes == 0) return fail("-i 0 with -f 1 would never reach -e");
   if (!parseOps(ops, &o.ops)) return fail("-o: unknown operation '" + ops + "'");
   if (!parseTypes(types, &o.types)) return fail("-d: unknown data type '" + types + "'");
+  if (o.hosts > 1 && o.nranks < o.hosts)
+    return fail("--hosts " + std::to_string(o.hosts) + " needs -np of at least as many ranks");
   o.check = check == 1;
   o.blocking = blocking == 1;
   o.average = static_cast<Average>(average);

@@ -28,6 +28,7 @@ struct Options {
   bool blocking = false;                         // -z 1: NULL stream; 0: a host stream
   Average average = Average::kMean;              // -a
   int nranks = 0;                                // -np; 0: not given
+  int hosts = 1;                                 // --hosts: forked ranks emulate this many hosts
   std::string algo;                              // -A: exported as MYRIAD_ALGO before init
   std::string memory = "host";                   // -m
   std::string jsonPath;                          // --json

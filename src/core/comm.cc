@@ -138,6 +138,10 @@ void Comm::findStoreOwner() {
 
 Comm::~Comm() {
   waitIdle();
+  if (!errors_.aborted()) {
+    auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeoutMs);
+    for (Connection* c : open_) c->drain(deadline);
+  }
   conns_.clear();
   if (scratch_) munmap(scratch_, scratchBytes_);
 }

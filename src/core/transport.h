@@ -42,6 +42,10 @@ class Connection {
   // True when the transport wakes this rank's doorbell on every event of this connection, so that the
   // executor may sleep instead of polling it.
   virtual bool sleepable() const { return false; }
+  // Called when the communicator is destroyed: waits, until `deadline` or until the peer is gone, for what
+  // completed sends left in this connection's own buffers to reach the peer. (A send is done once its bytes
+  // are buffered; a receiver that attaches late must still find them.)
+  virtual void drain(Clock::time_point deadline) { (void)deadline; }
 
   const PeerInfo& peer() const { return peer_; }
   // When poll() last moved bytes (or the first request was posted after an idle period).

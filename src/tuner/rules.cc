@@ -13,7 +13,8 @@ class RuleTuner final : public Tuner {
  public:
   const char* name() const override { return "rules"; }
   std::string choose(const CallShape& s) const override {
-    bool hier = s.nhosts > 1 && s.maxLocal > 1 && s.evenHosts;
+    // Uneven hosts still ask for hier: selectAlgorithm then falls back and logs why.
+    bool hier = s.nhosts > 1 && s.maxLocal > 1;
     switch (s.kind) {
       case CollKind::kAllReduce:
         if (s.bytes <= 64 * kKiB) return "allreduce.halving_doubling";

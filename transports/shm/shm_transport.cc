@@ -5,6 +5,7 @@
 #include <sys/uio.h>
 
 #include <cstring>
+#include <thread>
 
 #include "core/log.h"
 
@@ -190,6 +191,21 @@ Status ShmConnection::readRemote(Request* r, const ShmSlotHeader* h) {
     return systemError("shm: process_vm_readv from " + peer_.describe(), n < 0 ? errno : EFAULT);
   }
   return Status::ok();
+}
+
+void ShmConnection::drain(Clock::time_point deadline) {
+  // The outbound FIFO's name disappears with this connection: wait until the peer has attached and
+  // consumed every slot (it then holds its own mapping), unless it exits or the deadline passes.
+  if (!out_.mapped()) return;
+  ShmControl* c = out_.control();
+  while (c->tail.load(std::memory_order_acquire) != c->head.load(std::memory_order_relaxed)) {
+    if (Clock::now() >= deadline || !checkAlive().isOk()) {
+      MYR_LOG(kWarn, kShm, -1, "shm: destroyed with messages to " + peer_.describe() + " still unread");
+      return;
+    }
+    peerBell_.ring();
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 Status ShmConnection::checkAlive() {

@@ -47,6 +47,7 @@ class ShmConnection final : public Connection {
   Status poll() override;
   Status checkAlive() override;
   bool busy() const override { return !sends_.empty() || !recvs_.empty() || !unacked_.empty(); }
+  void drain(Clock::time_point deadline) override;
 
  private:
   Status pollSends();

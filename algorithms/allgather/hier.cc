@@ -1,0 +1,56 @@
+// allgather.hier — two phases over the host structure:
+//   1. inter-host ring all-gather among the ranks with this rank's local index (its rail): each rank's own
+//      block crosses the inter-host links once per other host, and all rails run in parallel;
+//   2. intra-host ring all-gather of what phase 1 brought, one layer per source host (interleaved, so the
+//      layers share the ring's pipeline).
+// Blocks land at their final place in recvbuff in both phases; no scratch. Needs every host to have the
+// same number of ranks (else supports() says why and allgather.ring runs).
+#include "algorithms/algorithm.h"
+#include "algorithms/pieces.h"
+#include "exec/dtype.h"
+
+namespace myriad {
+namespace {
+
+class HierAllGather final : public Algorithm {
+ public:
+  const char* name() const override { return "allgather.hier"; }
+  CollKind kind() const override { return CollKind::kAllGather; }
+  Status supports(const CollArgs&, const Comm& comm) const override {
+    if (!evenHosts(comm)) return notSupported("hosts have different numbers of ranks");
+    return Status::ok();
+  }
+  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
+    Schedule s(comm);
+    size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es);
+    Group local = Group::local(comm), rail = Group::rail(comm);
+    auto* out = static_cast<uint8_t*>(a.recvbuff);
+    const auto& hosts = comm.hosts();
+    auto blocksOf = [&](const Group& g) {
+      Blocks b;
+      for (int r : g.ranks) {
+        b.offset.push_back(static_cast<size_t>(r) * a.count);
+        b.count.push_back(a.count);
+      }
+      return b;
+    };
+    GatherLayer railLayer{out, blocksOf(rail), a.sendbuff};
+    Schedule::Step step = ringAllGatherSteps(s, rail, {&railLayer, 1}, es, chunk, {});
+    std::vector<GatherLayer> hostLayers;
+    for (const auto& host : hosts) {
+      Group source{host, local.me};
+      hostLayers.push_back(GatherLayer{out, blocksOf(source), nullptr});
+    }
+    ringAllGatherSteps(s, local, hostLayers, es, chunk, {step});
+    return s.build(name());
+  }
+};
+
+}  // namespace
+
+const Algorithm& allgatherHier() {
+  static const HierAllGather kAlgo;
+  return kAlgo;
+}
+
+}  // namespace myriad

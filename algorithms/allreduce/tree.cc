@@ -1,0 +1,82 @@
+// allreduce.tree — a pipelined double binary tree. The vector is split in two halves; half t is reduced up
+// tree t to its root and broadcast back down (trees.h: the two trees are shifted or mirrored copies, so a
+// rank that is an inner node of one is mostly a leaf of the other and each rank's links carry about one
+// tree's worth). Per slice k of MYRIAD_CHUNK_BYTES and tree t, a rank receives its children's partials into
+// scratch slots, reduces them with its input into recvbuff, sends that to its parent, receives the final
+// slice back into recvbuff and forwards it to its children. Latency ~2 log2(n) slice hops, full pipelining.
+// Steps are added in (slice, tree, phase) order on every rank, so both ends of every link agree.
+#include "algorithms/algorithm.h"
+#include "algorithms/layout.h"
+#include "algorithms/schedule.h"
+#include "algorithms/trees.h"
+#include "exec/dtype.h"
+
+namespace myriad {
+namespace {
+
+constexpr size_t kWindow = 4;
+
+class TreeAllReduce final : public Algorithm {
+ public:
+  const char* name() const override { return "allreduce.tree"; }
+  CollKind kind() const override { return CollKind::kAllReduce; }
+  Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
+  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
+    Schedule s(comm);
+    int n = comm.nranks();
+    size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es), slotBytes = chunk * es;
+    if (n == 1) {
+      if (a.count && a.sendbuff != a.recvbuff) s.copy(a.recvbuff, a.sendbuff, a.count * es);
+      return s.build(name());
+    }
+    Blocks halves = Blocks::even(a.count, 2);
+    TreeNode trees[2] = {doubleTree(n, comm.rank(), 0), doubleTree(n, comm.rank(), 1)};
+    size_t slices = slicesOf(halves.maxCount(), chunk);
+    // Slots: [window position][tree][child].
+    uint8_t* scratch = s.reserveScratch(kWindow * 2 * 2 * slotBytes);
+    std::vector<Schedule::Step> freed(2 * slices, -1);  // per (slice, tree): its child slots may be refilled
+    for (size_t k = 0; k < slices; ++k) {
+      for (size_t t = 0; t < 2; ++t) {
+        const TreeNode& node = trees[t];
+        Slice sl = sliceOf(halves.count[t], chunk, k);
+        if (!sl.count) continue;
+        size_t off = halves.offset[t] + sl.begin, bytes = sl.count * es;
+        uint8_t* acc = bytePtr(a.recvbuff, off, es);
+        const uint8_t* in = bytePtr(a.sendbuff, off, es);
+        Schedule::Step prior = k >= kWindow ? freed[(k - kWindow) * 2 + t] : -1;
+        Schedule::Deps free = prior >= 0 ? Schedule::Deps{prior} : Schedule::Deps{};
+        // Up: children's partials, reduced with this rank's input into recvbuff.
+        Schedule::Step partial = -1;
+        for (size_t c = 0; c < node.children.size(); ++c) {
+          uint8_t* slot = scratch + (((k % kWindow) * 2 + t) * 2 + c) * slotBytes;
+          Schedule::Deps deps = {s.recv(node.children[c], slot, bytes, free)};
+          if (partial >= 0) deps.push_back(partial);
+          partial = s.reduce(acc, c == 0 ? in : acc, slot, sl.count, a.dtype, a.op, deps);
+        }
+        freed[k * 2 + t] = partial;
+        const uint8_t* up = partial >= 0 ? acc : in;
+        Schedule::Deps ready = partial >= 0 ? Schedule::Deps{partial} : Schedule::Deps{};
+        // Down: the root's result, or the final slice from the parent, goes on to the children.
+        Schedule::Step final;
+        if (node.parent < 0) {
+          final = partial >= 0 ? partial : s.copy(acc, in, bytes);
+          if (a.op == myrAvg) final = s.scaleAvg(acc, sl.count, a.dtype, n, {final});
+        } else {
+          Schedule::Step sentUp = s.send(node.parent, up, bytes, ready);
+          final = s.recv(node.parent, acc, bytes, {sentUp});
+        }
+        for (int c : node.children) s.send(c, acc, bytes, {final});
+      }
+    }
+    return s.build(name());
+  }
+};
+
+}  // namespace
+
+const Algorithm& allreduceTree() {
+  static const TreeAllReduce kAlgo;
+  return kAlgo;
+}
+
+}  // namespace myriad

@@ -1,0 +1,57 @@
+// reducescatter.hier — two phases over the host structure:
+//   1. intra-host ring reduce-scatter, one layer per destination host h: local rank l ends with the
+//      host's partial of the block of rank (h, l), for every h, in scratch;
+//   2. inter-host ring reduce-scatter of those partials among the ranks with local index l (the rail):
+//      rank (h, l) ends with its own block reduced over all hosts, in recvbuff.
+// Each block crosses the inter-host links as one partial per host instead of one per rank. Needs every
+// host to have the same number of ranks (else supports() says why and reducescatter.ring runs).
+#include "algorithms/algorithm.h"
+#include "algorithms/pieces.h"
+#include "exec/dtype.h"
+
+namespace myriad {
+namespace {
+
+class HierReduceScatter final : public Algorithm {
+ public:
+  const char* name() const override { return "reducescatter.hier"; }
+  CollKind kind() const override { return CollKind::kReduceScatter; }
+  Status supports(const CollArgs&, const Comm& comm) const override {
+    if (!evenHosts(comm)) return notSupported("hosts have different numbers of ranks");
+    return Status::ok();
+  }
+  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
+    Schedule s(comm);
+    size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es);
+    Group local = Group::local(comm), rail = Group::rail(comm);
+    size_t nhosts = static_cast<size_t>(rail.size()), partialBytes = nhosts * a.count * es;
+    std::vector<ReduceLayer> intra;
+    for (const auto& host : comm.hosts()) {
+      Blocks b;
+      for (int r : host) {
+        b.offset.push_back(static_cast<size_t>(r) * a.count);
+        b.count.push_back(a.count);
+      }
+      intra.push_back(ReduceLayer{static_cast<const uint8_t*>(a.sendbuff), b, nullptr});
+    }
+    ReduceLayer inter{nullptr, Blocks::uniform(a.count, rail.size()), static_cast<uint8_t*>(a.recvbuff)};
+    size_t ring = std::max(ringReduceScatterScratch(local, intra, es, chunk),
+                           ringReduceScatterScratch(rail, {&inter, 1}, es, chunk));
+    uint8_t* partials = s.reserveScratch(partialBytes + ring);
+    for (size_t h = 0; h < nhosts; ++h) intra[h].out = partials + h * a.count * es;
+    inter.in = partials;
+    Schedule::Step step = ringReduceScatterSteps(s, local, intra, a.dtype, a.op, partials + partialBytes, chunk, {});
+    step = ringReduceScatterSteps(s, rail, {&inter, 1}, a.dtype, a.op, partials + partialBytes, chunk, {step});
+    if (a.op == myrAvg && a.count) s.scaleAvg(a.recvbuff, a.count, a.dtype, comm.nranks(), {step});
+    return s.build(name());
+  }
+};
+
+}  // namespace
+
+const Algorithm& reducescatterHier() {
+  static const HierReduceScatter kAlgo;
+  return kAlgo;
+}
+
+}  // namespace myriad
