@@ -229,34 +229,42 @@ TEST_P(SplitMp, NonBlockingSplitWithNoColor) {
 }
 
 // One group over two communicators (myrGroupEnd issues each on a thread of its own): a ring of sends on the
-// parent and an all-reduce on the parity child complete together.
+// parent and an all-reduce on the parity child complete together, 32 times (on a host stream both land on
+// the one stream, in an order that must not differ between ranks).
+std::string groupOverTwo(myrComm_t parent, myrComm_t child, int rank, int n, const std::vector<int>& members,
+                         myrStream_t stream) {
+  const size_t count = 70000;
+  std::vector<float> out(count, static_cast<float>(rank)), in(count, -1.0f);
+  std::vector<float> sum(count, static_cast<float>(rank));
+  myrGroupStart();
+  myrResult_t r1 = myrAllReduce(sum.data(), sum.data(), count, myrFloat32, myrSum, child, stream);
+  myrResult_t r2 = myrSend(out.data(), count, myrFloat32, (rank + 1) % n, parent, stream);
+  myrResult_t r3 = myrRecv(in.data(), count, myrFloat32, (rank + n - 1) % n, parent, stream);
+  const myrResult_t ended = myrGroupEnd();
+  if (r1 != myrSuccess || r2 != myrSuccess || r3 != myrSuccess || ended != myrSuccess)
+    return std::string("group over two communicators: ") + myrGetErrorString(ended) + ": " + myrGetLastError(nullptr) +
+           " / " + myrGetLastError(parent) + " / " + myrGetLastError(child);
+  std::string err = syncStream(stream, parent);
+  if (!err.empty()) return "group over two communicators: " + err;
+  float want = 0;
+  for (int m : members) want += static_cast<float>(m);
+  for (size_t i = 0; i < count; ++i) {
+    if (in[i] != static_cast<float>((rank + n - 1) % n)) return "the parent's receive got " + std::to_string(in[i]);
+    if (sum[i] != want)
+      return "the child's all-reduce gave " + std::to_string(sum[i]) + ", want " + std::to_string(want);
+  }
+  return "";
+}
+
 TEST_P(SplitMp, GroupOverParentAndChild) {
   runRanks([&](myrComm_t parent, int rank, myrStream_t stream, uint64_t seed) -> std::string {
     std::vector<int> members = ranksWhere(n(), [](int r, int) { return r % 2 == 0; });
     if (rank % 2 == 1) members = ranksWhere(n(), [](int r, int) { return r % 2 == 1; });
     myrComm_t child = nullptr;
     std::string err = split(parent, rank, rank % 2, rank, members, &child);
-    if (!err.empty()) return err;
-    const size_t count = 70000;
-    std::vector<float> out(count, static_cast<float>(rank)), in(count, -1.0f);
-    std::vector<float> sum(count, static_cast<float>(rank));
-    const int next = (rank + 1) % n(), prev = (rank + n() - 1) % n();
-    myrGroupStart();
-    myrResult_t r1 = myrAllReduce(sum.data(), sum.data(), count, myrFloat32, myrSum, child, stream);
-    myrResult_t r2 = myrSend(out.data(), count, myrFloat32, next, parent, stream);
-    myrResult_t r3 = myrRecv(in.data(), count, myrFloat32, prev, parent, stream);
-    const myrResult_t ended = myrGroupEnd();
-    if (r1 != myrSuccess || r2 != myrSuccess || r3 != myrSuccess || ended != myrSuccess)
-      return std::string("group over two communicators: ") + myrGetErrorString(ended) + ": " +
-             myrGetLastError(nullptr) + " / " + myrGetLastError(parent) + " / " + myrGetLastError(child);
-    err = syncStream(stream, parent);
-    if (!err.empty()) return err;
-    float want = 0;
-    for (int m : members) want += static_cast<float>(m);
-    for (size_t i = 0; i < count; ++i) {
-      if (in[i] != static_cast<float>(prev)) return "the parent's receive got " + std::to_string(in[i]);
-      if (sum[i] != want)
-        return "the child's all-reduce gave " + std::to_string(sum[i]) + ", want " + std::to_string(want);
+    for (int round = 0; round < 32 && err.empty(); ++round) {
+      err = groupOverTwo(parent, child, rank, n(), members, stream);
+      if (!err.empty()) err = "round " + std::to_string(round) + ": " + err;
     }
     if (err.empty()) err = exercise(child, stream, seed);
     if (err.empty()) err = destroy(child, "the parity child");
