@@ -108,6 +108,7 @@ std::vector<HierParam> hierParams() {
   params.push_back({"", 5, 2, true});
   params.push_back({kHierList, 4, 2, true});
   params.push_back({kHierList, 6, 2, false});
+  params.push_back({"", 8, 2, false});  // 2 hosts x 4, the shape the tuner's thresholds were measured on
   return params;
 }
 
