@@ -1,10 +1,11 @@
 // Every algorithm forced once with MYRIAD_ALGO, over ranks that MYRIAD_HOST_ID splits into "hosts" on this
 // machine (shm inside a host, tcp between), so the hierarchical algorithms really cross processes and
 // transports: 2 + 2 ranks blocking, then on a host stream 3 + 2 ranks (2 + 2 + 2 for the hierarchical ones). Then
-// the tuner's own choice and a comma list of every hierarchical algorithm, running every collective.
+// the tuner's own choice (which every rank must make alike) and a list of every hierarchical algorithm.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "tests/common/coll_check.h"
 #include "tests/common/fork_ranks.h"
 #include "tests/common/mp_helpers.h"
+#include "tests/common/reference.h"
 
 namespace myriad::test {
 namespace {
@@ -49,10 +51,9 @@ bool isHier(const std::string& algo) {
   return algo.find(".hier") != std::string::npos;
 }
 
-// The collectives an algorithm name runs: its prefix (all-to-allv runs on the all-to-all algorithms, but
-// alltoall.hier refuses it: per-peer counts are not known by host); every collective for the tuner and lists.
+// The collectives an algorithm name runs: its prefix (all-to-allv runs on the all-to-all algorithms);
+// every collective for the tuner and for lists.
 std::vector<Coll> collsOf(const std::string& algo) {
-  const bool noV = algo.find("alltoall.hier") != std::string::npos;
   const std::vector<Coll> all = {Coll::kAllReduce,     Coll::kBroadcast, Coll::kReduce,    Coll::kAllGather,
                                  Coll::kReduceScatter, Coll::kAllToAll,  Coll::kAllToAllv, Coll::kGather,
                                  Coll::kScatter,       Coll::kBarrier};
@@ -60,7 +61,6 @@ std::vector<Coll> collsOf(const std::string& algo) {
   const std::string prefix = algo.substr(0, algo.find('.'));
   std::vector<Coll> out;
   for (Coll c : all) {
-    if (c == Coll::kAllToAllv && noV) continue;
     if (list || prefix == collName(c) || (prefix == "alltoall" && c == Coll::kAllToAllv)) out.push_back(c);
   }
   return out;
@@ -94,6 +94,47 @@ TEST_P(HierMp, MatchesReference) {
     return 0;
   };
   const ForkOutcome out = forkRanks(p.nranks, body, 120s, seed);
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
+
+// The tuner must pick the same algorithm on every rank: an all-to-allv whose per-rank mean message size
+// straddles a threshold (rank 0 sends 1 float per peer, the others 20000) on 2 hosts x 2, checked.
+TEST(HierTuner, AllToAllvWithUnevenSendersAgreesOnTheAlgorithm) {
+  const uint64_t seed = testSeed();
+  constexpr int kN = 4;
+  auto countFrom = [](int sender) -> size_t { return sender == 0 ? 1 : 20000; };
+  auto body = [&](int rank, const myrUniqueId& id) -> int {
+    useTransport(Transport::kShm);
+    useHosts(rank, kN, 2);
+    forceAlgorithms("");
+    myrComm_t comm = nullptr;
+    std::string err = initComm(&comm, kN, id, rank);
+    MYR_CHILD_CHECK(err.empty(), err);
+    std::vector<size_t> sc(kN), sd(kN), rc(kN), rd(kN);
+    size_t sendTotal = 0, recvTotal = 0;
+    for (int p = 0; p < kN; ++p) {
+      sc[p] = countFrom(rank);
+      sd[p] = sendTotal;
+      sendTotal += sc[p];
+      rc[p] = countFrom(p);
+      rd[p] = recvTotal;
+      recvTotal += rc[p];
+    }
+    std::vector<float> send(sendTotal), recv(recvTotal, -1.0f);
+    fillPattern(send.data(), sendTotal * sizeof(float), rank, 0, seed);
+    const myrResult_t res =
+        myrAllToAllv(send.data(), sc.data(), sd.data(), recv.data(), rc.data(), rd.data(), myrFloat32, comm, nullptr);
+    MYR_CHILD_CHECK(res == myrSuccess, resultText("myrAllToAllv", res, comm));
+    std::vector<float> want(recvTotal);
+    for (int p = 0; p < kN; ++p) {
+      fillPattern(want.data() + rd[p], rc[p] * sizeof(float), p, static_cast<size_t>(rank) * countFrom(p) * 4, seed);
+    }
+    MYR_CHILD_CHECK(std::memcmp(want.data(), recv.data(), recvTotal * sizeof(float)) == 0, "recvbuff is wrong");
+    err = finishComm(comm, nullptr);
+    MYR_CHILD_CHECK(err.empty(), err);
+    return 0;
+  };
+  const ForkOutcome out = forkRanks(kN, body, 60s, seed);
   ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
 }
 
