@@ -1,8 +1,8 @@
-// A rank SIGKILLs itself in the middle of a stream of all-reduces, all-gathers, all-to-alls or broadcasts
-// (or SIGSTOPs itself: alive but silent, so only MYRIAD_TIMEOUT_MS, 1 s here, can catch it). Every survivor
-// must fail with myrRemoteError or myrTimeout naming the victim within 15 s, see the failure in
-// myrCommGetAsyncError, and leave with myrCommAbort within 2 s. The victim (1..n-1), the iteration and the
-// broadcast root (0 or the victim) come from the seed; the kill time travels through a shared mapping.
+// A rank dies by SIGKILL in a stream of all-reduces, all-gathers, all-to-alls or broadcasts (one host, or
+// two so that the hierarchical algorithms run), or stops by SIGSTOP: alive but silent, caught only by
+// MYRIAD_TIMEOUT_MS (1 s here). Every survivor must fail with myrRemoteError or myrTimeout naming the victim
+// within 15 s, see it in myrCommGetAsyncError and leave by myrCommAbort within 2 s. Victim (1..n-1), iteration
+// and broadcast root (0 or the victim) come from the seed; the kill time travels through a shared mapping.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -38,6 +38,7 @@ struct KillParam {
   bool hostStream;  // host stream: synchronise every 4 calls, so the error surfaces from the stream
   Coll coll = Coll::kAllReduce;
   bool stop = false;  // SIGSTOP instead of SIGKILL; the last survivor to leave SIGKILLs the victim
+  int nhosts = 1;     // > 1: MYRIAD_HOST_ID hosts, so the tuner picks the hierarchical algorithms
 };
 
 struct KillBoard {  // lives in a MAP_SHARED page created before fork
@@ -69,14 +70,15 @@ double secondsSinceNs(int64_t ns) {
 
 void PrintTo(const KillParam& p, std::ostream* os) {
   *os << collName(p.coll) << " " << transportName(p.transport) << " n=" << p.nranks
-      << (p.hostStream ? " host stream" : " blocking") << (p.stop ? " SIGSTOP" : "");
+      << (p.hostStream ? " host stream" : " blocking") << (p.stop ? " SIGSTOP" : "") << " hosts=" << p.nhosts;
 }
 
 std::string paramName(const testing::TestParamInfo<KillParam>& info) {
   // The all-reduce instances keep their names from before the other collectives were added.
   const std::string prefix = info.param.coll == Coll::kAllReduce ? "" : std::string(collName(info.param.coll)) + "_";
   return prefix + transportName(info.param.transport) + "_n" + std::to_string(info.param.nranks) +
-         (info.param.hostStream ? "_hoststream" : "_blocking") + (info.param.stop ? "_stopped" : "");
+         (info.param.hostStream ? "_hoststream" : "_blocking") + (info.param.stop ? "_stopped" : "") +
+         (info.param.nhosts > 1 ? "_h" + std::to_string(info.param.nhosts) : "");
 }
 
 // One call of the collective under test, kCount elements per block.
@@ -133,6 +135,7 @@ TEST_P(KillRank, SurvivorsNameTheDeadRank) {
   auto body = [&](int rank, const myrUniqueId& id) -> int {
     useTransport(p.transport);
     if (p.stop) setenv("MYRIAD_TIMEOUT_MS", "1000", 1);
+    useHosts(rank, p.nranks, p.nhosts);
     LeaveGuard leave{board, rank == victim ? -1 : p.nranks - 1};
     myrComm_t comm = nullptr;
     std::string err = initComm(&comm, p.nranks, id, rank);
@@ -191,7 +194,9 @@ INSTANTIATE_TEST_SUITE_P(Mp, KillRank,
                                          KillParam{Transport::kShm, 4, false, Coll::kBroadcast},
                                          KillParam{Transport::kTcp, 3, true, Coll::kBroadcast},
                                          KillParam{Transport::kShm, 3, false, Coll::kAllGather, true},
-                                         KillParam{Transport::kTcp, 3, true, Coll::kAllReduce, true}),
+                                         KillParam{Transport::kTcp, 3, true, Coll::kAllReduce, true},
+                                         KillParam{Transport::kShm, 4, false, Coll::kAllReduce, false, 2},
+                                         KillParam{Transport::kShm, 4, true, Coll::kAllGather, false, 2}),
                          paramName);
 
 }  // namespace
