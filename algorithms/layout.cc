@@ -1,6 +1,8 @@
 // Groups of ranks and block layouts, computed from the communicator's host table alone.
 #include "algorithms/layout.h"
 
+#include <string>
+
 namespace myriad {
 
 Group Group::all(const Comm& comm) {
@@ -50,10 +52,24 @@ Blocks Blocks::uniform(size_t each, int n) {
   return b;
 }
 
-bool evenHosts(const Comm& comm) {
-  for (const auto& h : comm.hosts())
-    if (h.size() != comm.hosts().front().size()) return false;
-  return true;
+Blocks Blocks::ofRanks(const std::vector<int>& ranks, size_t each) {
+  Blocks b;
+  for (int r : ranks) {
+    b.offset.push_back(static_cast<size_t>(r) * each);
+    b.count.push_back(each);
+  }
+  return b;
+}
+
+Status evenHosts(const Comm& comm) {
+  bool even = true;
+  std::string sizes;
+  for (const auto& h : comm.hosts()) {
+    even = even && h.size() == comm.hosts().front().size();
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(h.size());
+  }
+  if (even) return Status::ok();
+  return notSupported("hosts have different numbers of ranks (" + sizes + ")");
 }
 
 }  // namespace myriad

@@ -40,6 +40,8 @@ struct Blocks {
   static Blocks even(size_t total, int n);
   // n consecutive parts of `each` elements.
   static Blocks uniform(size_t each, int n);
+  // Member i's part is communicator rank ranks[i]'s block of a buffer of per-rank blocks of `each` elements.
+  static Blocks ofRanks(const std::vector<int>& ranks, size_t each);
 };
 
 // The k-th pipeline slice of a block of `count` elements cut into slices of `chunk` elements.
@@ -62,7 +64,8 @@ inline uint8_t* bytePtr(const void* p, size_t elems, size_t elemSize) {
   return const_cast<uint8_t*>(static_cast<const uint8_t*>(p)) + elems * elemSize;
 }
 
-// True when every host has the same number of ranks (hierarchical algorithms need it).
-bool evenHosts(const Comm& comm);
+// Ok when every host has the same number of ranks (hierarchical algorithms need it), else NotSupported
+// saying how many each has.
+Status evenHosts(const Comm& comm);
 
 }  // namespace myriad

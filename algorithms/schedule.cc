@@ -229,4 +229,34 @@ Result<std::unique_ptr<Task>> Schedule::build(const char* algorithm) {
   return std::unique_ptr<Task>(std::move(t));
 }
 
+namespace {
+
+class StagedTask final : public Task {
+ public:
+  StagedTask(std::unique_ptr<Task> first, std::function<Result<std::unique_ptr<Task>>()> next)
+      : first_(std::move(first)), next_(std::move(next)) {}
+  Status start() override { return first_->start(); }
+  Status progress(bool* done) override {
+    *done = false;
+    if (!second_) {
+      bool firstDone = false;
+      MYR_TRY(first_->progress(&firstDone));
+      if (!firstDone) return Status::ok();
+      MYR_ASSIGN_OR_RETURN(second_, next_());
+      MYR_TRY(second_->start());
+    }
+    return second_->progress(done);
+  }
+
+ private:
+  std::unique_ptr<Task> first_, second_;
+  std::function<Result<std::unique_ptr<Task>>()> next_;
+};
+
+}  // namespace
+
+std::unique_ptr<Task> staged(std::unique_ptr<Task> first, std::function<Result<std::unique_ptr<Task>>()> next) {
+  return std::make_unique<StagedTask>(std::move(first), std::move(next));
+}
+
 }  // namespace myriad

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <vector>
@@ -66,5 +67,9 @@ class Schedule {
   std::vector<Step> deps_;
   bool scratchTaken_ = false;
 };
+
+// A Task in two stages, for algorithms whose plan depends on data the ranks exchange first (all-to-allv
+// counts): `first` runs; once it is done, `next` plans the second stage, which then runs.
+std::unique_ptr<Task> staged(std::unique_ptr<Task> first, std::function<Result<std::unique_ptr<Task>>()> next);
 
 }  // namespace myriad

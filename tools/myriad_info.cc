@@ -1,6 +1,7 @@
 // myriad-info: what this build of Myriad is and which settings it reads.
 //   myriad-info            version, algorithms, this host's identity
 //   myriad-info --env      every MYRIAD_* variable: name, type, default, meaning (markdown)
+//   myriad-info --algorithms  every registered algorithm, one name per line
 #include <cstdio>
 #include <cstring>
 
@@ -14,8 +15,12 @@ int main(int argc, char** argv) {
     std::fputs(myriad::envTableMarkdown().c_str(), stdout);
     return 0;
   }
+  if (argc > 1 && std::strcmp(argv[1], "--algorithms") == 0) {
+    for (const auto* a : myriad::allAlgorithms()) std::printf("%s\n", a->name());
+    return 0;
+  }
   if (argc > 1) {
-    std::fprintf(stderr, "usage: myriad-info [--env]\n");
+    std::fprintf(stderr, "usage: myriad-info [--env | --algorithms]\n");
     return 2;
   }
   int v = 0;

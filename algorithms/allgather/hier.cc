@@ -16,31 +16,17 @@ class HierAllGather final : public Algorithm {
  public:
   const char* name() const override { return "allgather.hier"; }
   CollKind kind() const override { return CollKind::kAllGather; }
-  Status supports(const CollArgs&, const Comm& comm) const override {
-    if (!evenHosts(comm)) return notSupported("hosts have different numbers of ranks");
-    return Status::ok();
-  }
+  Status supports(const CollArgs&, const Comm& comm) const override { return evenHosts(comm); }
   Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
     Schedule s(comm);
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es);
     Group local = Group::local(comm), rail = Group::rail(comm);
     auto* out = static_cast<uint8_t*>(a.recvbuff);
-    const auto& hosts = comm.hosts();
-    auto blocksOf = [&](const Group& g) {
-      Blocks b;
-      for (int r : g.ranks) {
-        b.offset.push_back(static_cast<size_t>(r) * a.count);
-        b.count.push_back(a.count);
-      }
-      return b;
-    };
-    GatherLayer railLayer{out, blocksOf(rail), a.sendbuff};
+    GatherLayer railLayer{out, Blocks::ofRanks(rail.ranks, a.count), a.sendbuff};
     Schedule::Step step = ringAllGatherSteps(s, rail, {&railLayer, 1}, es, chunk, {});
     std::vector<GatherLayer> hostLayers;
-    for (const auto& host : hosts) {
-      Group source{host, local.me};
-      hostLayers.push_back(GatherLayer{out, blocksOf(source), nullptr});
-    }
+    for (const auto& host : comm.hosts())
+      hostLayers.push_back(GatherLayer{out, Blocks::ofRanks(host, a.count), nullptr});
     ringAllGatherSteps(s, local, hostLayers, es, chunk, {step});
     return s.build(name());
   }

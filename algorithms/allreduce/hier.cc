@@ -17,10 +17,7 @@ class HierAllReduce final : public Algorithm {
  public:
   const char* name() const override { return "allreduce.hier"; }
   CollKind kind() const override { return CollKind::kAllReduce; }
-  Status supports(const CollArgs&, const Comm& comm) const override {
-    if (!evenHosts(comm)) return notSupported("hosts have different numbers of ranks");
-    return Status::ok();
-  }
+  Status supports(const CollArgs&, const Comm& comm) const override { return evenHosts(comm); }
   Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
     Schedule s(comm);
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es);

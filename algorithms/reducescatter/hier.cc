@@ -16,24 +16,15 @@ class HierReduceScatter final : public Algorithm {
  public:
   const char* name() const override { return "reducescatter.hier"; }
   CollKind kind() const override { return CollKind::kReduceScatter; }
-  Status supports(const CollArgs&, const Comm& comm) const override {
-    if (!evenHosts(comm)) return notSupported("hosts have different numbers of ranks");
-    return Status::ok();
-  }
+  Status supports(const CollArgs&, const Comm& comm) const override { return evenHosts(comm); }
   Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
     Schedule s(comm);
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es);
     Group local = Group::local(comm), rail = Group::rail(comm);
     size_t nhosts = static_cast<size_t>(rail.size()), partialBytes = nhosts * a.count * es;
     std::vector<ReduceLayer> intra;
-    for (const auto& host : comm.hosts()) {
-      Blocks b;
-      for (int r : host) {
-        b.offset.push_back(static_cast<size_t>(r) * a.count);
-        b.count.push_back(a.count);
-      }
-      intra.push_back(ReduceLayer{static_cast<const uint8_t*>(a.sendbuff), b, nullptr});
-    }
+    for (const auto& host : comm.hosts())
+      intra.push_back(ReduceLayer{static_cast<const uint8_t*>(a.sendbuff), Blocks::ofRanks(host, a.count), nullptr});
     ReduceLayer inter{nullptr, Blocks::uniform(a.count, rail.size()), static_cast<uint8_t*>(a.recvbuff)};
     size_t ring = std::max(ringReduceScatterScratch(local, intra, es, chunk),
                            ringReduceScatterScratch(rail, {&inter, 1}, es, chunk));

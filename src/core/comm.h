@@ -89,6 +89,10 @@ class Comm {
   Status learnedFailure(const Bytes& notice);
   Status failDetected(Status detected);
   Status checkWhileStalled(bool checkStore);
+  // Stall records and blame for silence (core/blame.cc).
+  void publishStall(int peer);
+  void clearStall();
+  Status blameSilence(int peer, long long silentMs);
 
   int rank_ = 0;
   int nranks_ = 0;
@@ -112,6 +116,9 @@ class Comm {
   std::vector<uint32_t> sendTags_, recvTags_;
   std::vector<std::vector<int>> hosts_;
   std::vector<int> hostOf_, localIndex_;
+  bool stallPublished_ = false;  // this rank's stall record says it waits on someone
+  uint32_t stallBeat_ = 0;
+  Clock::time_point lastStallWrite_{};
   void* scratch_ = nullptr;
   size_t scratchBytes_ = 0;
 };

@@ -3,6 +3,7 @@
 // outnumber cores). While stalled it checks, at bounded rates: the abort flag, the
 // liveness of the peers it waits on, the silence deadline (MYRIAD_TIMEOUT_MS), and the store's abort
 // notice, through which a failure seen by one rank reaches every rank within a fraction of a second.
+// Silence is blamed on the rank at the end of the chain of waiters (core/blame.cc), not on the nearest one.
 #include <sched.h>
 
 #include <thread>
@@ -24,16 +25,16 @@ constexpr auto kStoreEvery = std::chrono::milliseconds(200);
 
 Status Comm::checkWhileStalled(bool checkStore) {
   auto now = Clock::now();
+  Connection* quietest = nullptr;
+  long long longest = -1;
   for (Connection* c : open_) {
     if (!c->busy()) continue;
     MYR_TRY(c->checkAlive().addContext("rank " + std::to_string(rank_)));
     auto silentMs = std::chrono::duration_cast<std::chrono::milliseconds>(now - c->lastProgress()).count();
-    if (silentMs > config_.timeoutMs)
-      return Status(Code::kTimeout, "rank " + std::to_string(rank_) + ": no data moved with " + c->peer().describe() +
-                                        " for " + std::to_string(silentMs) +
-                                        " ms (MYRIAD_TIMEOUT_MS); it is hung, partitioned, or not calling this "
-                                        "collective");
+    if (silentMs > longest) longest = silentMs, quietest = c;
   }
+  if (quietest && longest > config_.timeoutMs) return blameSilence(quietest->peer().rank, longest);
+  if (quietest && 2 * longest > config_.timeoutMs) publishStall(quietest->peer().rank);
   if (!checkStore) return Status::ok();
   auto notice = store_->tryGet("abort");
   if (notice.isOk()) return learnedFailure(notice.value());
@@ -81,7 +82,10 @@ Status Comm::run(Task& task) {
     bool done = false;
     s = task.progress(&done);
     if (!s.isOk()) return failDetected(std::move(s));
-    if (done) return Status::ok();
+    if (done) {
+      clearStall();
+      return Status::ok();
+    }
     if (errors_.aborted()) return usable();
     Clock::time_point latest{};
     bool sleepable = true;
@@ -92,7 +96,10 @@ Status Comm::run(Task& task) {
     }
     auto now = Clock::now();
     auto quiet = now - latest;
-    if (quiet < spinFor) continue;
+    if (quiet < spinFor) {
+      clearStall();  // bytes move again: no longer waiting on anyone
+      continue;
+    }
     if (now - lastLiveness >= kLivenessEvery) {
       bool storeDue = now - lastStore >= kStoreEvery;
       if (storeDue) lastStore = now;

@@ -1,6 +1,7 @@
 // Group state is thread-local, as in NCCL: each thread has its own nesting depth and queue.
 #include "core/group.h"
 
+#include <memory>
 #include <thread>
 
 #include "core/collectives.h"
@@ -38,19 +39,55 @@ CommBatch& batchOf(Comm& comm) {
   return tGroup.batches.back();
 }
 
-Status issueBatch(CommBatch& b) {
+// Issues a batch; with `inline_` every call runs now on this thread, whatever stream it was issued on
+// (the caller is already running on that stream).
+Status issueBatch(CommBatch& b, bool inline_ = false) {
   Status first;
   for (Queued& q : b.collectives) {
-    Status s = issueNow(*b.comm, std::move(q.args), q.algo, q.stream);
+    Status s = issueNow(*b.comm, std::move(q.args), q.algo, inline_ ? nullptr : q.stream);
     if (first.isOk()) first = s;
   }
   if (!b.hasP2p) return first;
   Status s = validateCollective(b.p2p, *b.comm);  // self sends and receives must pair up across the group
   if (s.isOk()) {
     auto algo = selectAlgorithm(b.p2p, *b.comm);
-    s = algo.isOk() ? issueNow(*b.comm, std::move(b.p2p), algo.value(), b.p2pStream) : algo.takeStatus();
+    s = algo.isOk() ? issueNow(*b.comm, std::move(b.p2p), algo.value(), inline_ ? nullptr : b.p2pStream)
+                    : algo.takeStatus();
   }
   return first.isOk() ? s : first;
+}
+
+// Runs every batch at once, one thread each: a call blocks until its peers join, and those peers may be
+// driven by this very thread through another communicator of the group.
+Status issueTogether(std::vector<CommBatch>& batches, bool inline_) {
+  std::vector<Status> results(batches.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < batches.size(); ++i)
+    threads.emplace_back([&, i] { results[i] = issueBatch(batches[i], inline_); });
+  for (auto& t : threads) t.join();
+  for (Status& s : results)
+    if (!s.isOk()) return s;
+  return Status::ok();
+}
+
+// The one stream of a group over several communicators, or null when its calls block. Calls on different
+// streams are InvalidUsage: their batches could be queued in a different order on every rank.
+Result<HostStream*> groupStream(const std::vector<CommBatch>& batches) {
+  HostStream* stream = nullptr;
+  bool first = true;
+  for (const CommBatch& b : batches) {
+    std::vector<HostStream*> used;
+    for (const Queued& q : b.collectives) used.push_back(q.stream);
+    if (b.hasP2p) used.push_back(b.p2pStream);
+    for (HostStream* s : used) {
+      if (!first && s != stream)
+        return invalidUsage(
+            "a group over several communicators must issue all its calls on one stream (or all blocking)");
+      stream = s;
+      first = false;
+    }
+  }
+  return stream;
 }
 
 }  // namespace
@@ -69,14 +106,16 @@ Status groupEnd() {
   std::vector<CommBatch> batches = std::move(tGroup.batches);
   tGroup.batches.clear();
   if (batches.size() == 1) return issueBatch(batches[0]);
-  // Several communicators: a call without a stream blocks until its peers join, and those peers may be
-  // driven by this very thread through another communicator, so each batch gets a thread.
-  std::vector<Status> results(batches.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < batches.size(); ++i) threads.emplace_back([&, i] { results[i] = issueBatch(batches[i]); });
-  for (auto& t : threads) t.join();
-  for (Status& s : results)
-    if (!s.isOk()) return s;
+  MYR_ASSIGN_OR_RETURN(HostStream * stream, groupStream(batches));
+  if (!stream) return issueTogether(batches, false);
+  // One stream item runs the whole group, so that every rank queues it in its own program order.
+  for (CommBatch& b : batches) b.comm->addPending(1);
+  auto shared = std::make_shared<std::vector<CommBatch>>(std::move(batches));
+  stream->enqueue([shared] {
+    Status s = issueTogether(*shared, true);
+    for (CommBatch& b : *shared) b.comm->addPending(-1);
+    return s;
+  });
   return Status::ok();
 }
 

@@ -3,6 +3,8 @@
 // all its point-to-point calls merged into one operation whose messages are all posted together, so any
 // mix of sends and receives between any peers completes. Communicators of one group run side by side
 // (one thread each when the group spans several), so one thread may drive several ranks, as with NCCL.
+// A group over several communicators issues all its calls on one stream (or none): it is queued there as
+// one item, so every rank's stream sees the group in that rank's program order.
 #pragma once
 
 #include "algorithms/algorithm.h"

@@ -25,7 +25,10 @@ class RuleTuner final : public Tuner {
       case CollKind::kReduceScatter: return hier ? "reducescatter.hier" : "reducescatter.ring";
       case CollKind::kBroadcast: return s.bytes <= 256 * kKiB ? "broadcast.tree" : "broadcast.ring";
       case CollKind::kReduce: return s.bytes <= 256 * kKiB ? "reduce.tree" : "reduce.ring";
-      case CollKind::kAllToAll: return hier && s.bytes <= 64 * kKiB ? "alltoall.hier" : "alltoall.pairwise";
+      case CollKind::kAllToAll:
+        // All-to-allv: each rank knows only its own counts, so no size-based choice would agree.
+        if (s.perPeerCounts) return "alltoall.pairwise";
+        return hier && s.bytes <= 64 * kKiB ? "alltoall.hier" : "alltoall.pairwise";
       case CollKind::kGather: return "gather.linear";
       case CollKind::kScatter: return "scatter.linear";
       case CollKind::kBarrier: return "barrier.dissemination";

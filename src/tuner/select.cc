@@ -20,14 +20,9 @@ CallShape shapeOf(const CollArgs& a, const Comm& comm) {
   }
   size_t es = dtypeSize(a.dtype);
   switch (a.kind) {
-    case CollKind::kAllToAll:  // bytes per peer (the mean for all-to-allv)
-      if (a.sendCounts.empty()) {
-        s.bytes = a.count * es;
-      } else {
-        size_t total = 0;
-        for (size_t c : a.sendCounts) total += c;
-        s.bytes = total * es / a.sendCounts.size();
-      }
+    case CollKind::kAllToAll:  // bytes per peer; all-to-allv has no size all ranks agree on
+      s.perPeerCounts = !a.sendCounts.empty();
+      s.bytes = s.perPeerCounts ? 0 : a.count * es;
       break;
     case CollKind::kSendRecv:
       for (const P2pCall& c : a.p2p) s.bytes += c.bytes;

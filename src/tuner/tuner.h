@@ -9,14 +9,16 @@
 
 namespace myriad {
 
-// What a tuner may look at, computed once per call.
+// What a tuner may look at, computed once per call. Invariant: only facts every rank of the call agrees on
+// (counts of the collective, communicator shape), so that all ranks choose the same algorithm.
 struct CallShape {
   CollKind kind = CollKind::kAllReduce;
   size_t bytes = 0;  // the per-rank buffer the collective is usually sized by (see shapeOf)
   int nranks = 1;
   int nhosts = 1;
-  int maxLocal = 1;       // most ranks on one host
-  bool evenHosts = true;  // every host has the same number of ranks
+  int maxLocal = 1;            // most ranks on one host
+  bool evenHosts = true;       // every host has the same number of ranks
+  bool perPeerCounts = false;  // all-to-allv: the counts differ between ranks, so `bytes` is 0
 };
 
 CallShape shapeOf(const CollArgs& args, const Comm& comm);

@@ -30,6 +30,45 @@ void useTransport(Transport transport) {
   unsetenv("MYRIAD_DISABLE_SHM");
 }
 
+void PrintTo(const MpParam& p, std::ostream* os) {
+  *os << transportName(p.transport) << " n=" << p.nranks << (p.hostStream ? " host stream" : " blocking");
+}
+
+std::string mpParamName(const MpParam& p) {
+  return std::string(transportName(p.transport)) + "_n" + std::to_string(p.nranks) +
+         (p.hostStream ? "_hoststream" : "_blocking");
+}
+
+std::vector<MpParam> mpParams(int minRanks, int maxRanks) {
+  std::vector<MpParam> params;
+  for (Transport t : {Transport::kShm, Transport::kTcp}) {
+    for (int n = minRanks; n <= maxRanks; ++n) {
+      for (bool hostStream : {false, true}) params.push_back({t, n, hostStream});
+    }
+  }
+  return params;
+}
+
+int hostOfRank(int rank, int nranks, int nhosts) {
+  return nhosts <= 1 ? 0 : rank * nhosts / nranks;
+}
+
+void useHosts(int rank, int nranks, int nhosts) {
+  if (nhosts <= 1) {
+    unsetenv("MYRIAD_HOST_ID");
+    return;
+  }
+  setenv("MYRIAD_HOST_ID", ("host" + std::to_string(hostOfRank(rank, nranks, nhosts))).c_str(), 1);
+}
+
+void forceAlgorithms(const std::string& algo) {
+  if (algo.empty()) {
+    unsetenv("MYRIAD_ALGO");
+    return;
+  }
+  setenv("MYRIAD_ALGO", algo.c_str(), 1);
+}
+
 std::string resultText(const char* call, myrResult_t result, myrComm_t comm) {
   std::string text = std::string(call) + " returned " + myrGetErrorString(result) + " (" +
                      std::to_string(static_cast<int>(result)) + ")";
@@ -46,6 +85,28 @@ std::string initComm(myrComm_t* comm, int nranks, const myrUniqueId& id, int ran
   if (res == myrSuccess) return "";
   return resultText("myrCommInitRank", res, nullptr) + " (rank " + std::to_string(rank) + " of " +
          std::to_string(nranks) + ")";
+}
+
+std::string makeStream(bool hostStream, myrStream_t* stream) {
+  *stream = nullptr;
+  if (!hostStream) return "";
+  const myrResult_t res = myrStreamCreate(stream);
+  return res == myrSuccess ? "" : resultText("myrStreamCreate", res, nullptr);
+}
+
+std::string finishComm(myrComm_t comm, myrStream_t stream) {
+  if (stream != nullptr) {
+    const myrResult_t res = myrStreamDestroy(stream);
+    if (res != myrSuccess) return resultText("myrStreamDestroy", res, nullptr);
+  }
+  const myrResult_t res = myrCommDestroy(comm);
+  return res == myrSuccess ? "" : resultText("myrCommDestroy", res, nullptr);
+}
+
+std::string syncStream(myrStream_t stream, myrComm_t comm) {
+  if (stream == nullptr) return "";
+  const myrResult_t res = myrStreamSynchronize(stream);
+  return res == myrSuccess ? "" : resultText("myrStreamSynchronize", res, comm);
 }
 
 std::string caseName(const AllReduceCase& c) {

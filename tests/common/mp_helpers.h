@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "myriad/myriad.h"
 #include "tests/common/fork_ranks.h"
@@ -21,11 +22,35 @@ inline void PrintTo(Transport transport, std::ostream* os) {
 // In a child, before myrCommInitRank: tcp sets MYRIAD_DISABLE_SHM=1, shm clears it.
 void useTransport(Transport transport);
 
+// The usual parameter of an mp test: transport x rank count x blocking or host stream.
+struct MpParam {
+  Transport transport = Transport::kShm;
+  int nranks = 2;
+  bool hostStream = false;
+};
+void PrintTo(const MpParam& p, std::ostream* os);
+std::string mpParamName(const MpParam& p);  // "shm_n3_hoststream", for INSTANTIATE_TEST_SUITE_P
+// shm and tcp x n in [minRanks, maxRanks] x blocking and host stream.
+std::vector<MpParam> mpParams(int minRanks = 2, int maxRanks = 5);
+
+// In a child, before init: MYRIAD_HOST_ID for this rank when `nhosts` > 1 ("host<h>", ranks split into
+// nhosts contiguous groups as evenly as possible; shm inside a host, tcp between), and MYRIAD_ALGO when
+// `algo` is not empty.
+int hostOfRank(int rank, int nranks, int nhosts);
+void useHosts(int rank, int nranks, int nhosts);
+void forceAlgorithms(const std::string& algo);
+
 // "myrAllReduce returned remote error (6): <myrGetLastError(comm)>"; comm may be NULL.
 std::string resultText(const char* call, myrResult_t result, myrComm_t comm);
 
 // myrCommInitRank; "" on success, else resultText.
 std::string initComm(myrComm_t* comm, int nranks, const myrUniqueId& id, int rank);
+// A host stream when hostStream, else NULL (blocking calls); "" on success.
+std::string makeStream(bool hostStream, myrStream_t* stream);
+// Destroys the stream (when not NULL), then the communicator; "" on success.
+std::string finishComm(myrComm_t comm, myrStream_t stream);
+// myrStreamSynchronize when stream is not NULL; "" on success.
+std::string syncStream(myrStream_t stream, myrComm_t comm);
 
 struct AllReduceCase {
   myrDataType_t type = myrFloat32;

@@ -89,11 +89,12 @@ bool closeEnough(double got, double want, myrDataType_t type, myrRedOp_t op, int
   return std::fabs(got - want) <= tolerance;
 }
 
-Mismatches checkReduction(const void* out, size_t count, myrDataType_t type, myrRedOp_t op, int nranks, uint64_t salt) {
+Mismatches checkReduction(const void* out, size_t count, myrDataType_t type, myrRedOp_t op, int nranks, uint64_t salt,
+                          size_t firstIndex) {
   Mismatches m;
   for (size_t i = 0; i < count; ++i) {
     const double got = loadValue(out, i, type);
-    const double want = expectedValue(type, op, nranks, i, salt);
+    const double want = expectedValue(type, op, nranks, firstIndex + i, salt);
     if (closeEnough(got, want, type, op, nranks)) continue;
     if (m.count++ == 0) {
       m.firstIndex = i;
@@ -102,6 +103,15 @@ Mismatches checkReduction(const void* out, size_t count, myrDataType_t type, myr
     }
   }
   return m;
+}
+
+unsigned char patternByte(int source, size_t offset, uint64_t salt) {
+  return static_cast<unsigned char>(elementHash(source, offset, salt ^ 0x5bd1e995ULL) >> 24);
+}
+
+void fillPattern(void* buffer, size_t bytes, int source, size_t firstOffset, uint64_t salt) {
+  auto* out = static_cast<unsigned char*>(buffer);
+  for (size_t i = 0; i < bytes; ++i) out[i] = patternByte(source, firstOffset + i, salt);
 }
 
 }  // namespace myriad::test

@@ -1,7 +1,8 @@
 // Known inputs and expected results of reductions, computed on the host without the library; shared by
-// tests/mp and the benchmarks' -c check. Invariant: inputs are small integers exact in every type, chosen
-// so that every partial sum or product is exact too (within the type's exact range); beyond that range,
-// and for avg of float types, results are compared with a tolerance instead of exactly.
+// tests/mp and the benchmarks' -c check. Data-moving collectives use a byte pattern instead, a function of
+// (source rank, byte offset in the source's buffer, salt) that any rank can recompute. Invariant: inputs are small
+// integers exact in every type, chosen so that every partial sum or product is exact too (within the type's exact
+// range); beyond that range, and for avg of float types, results are compared with a tolerance instead of exactly.
 #pragma once
 
 #include <cstddef>
@@ -25,8 +26,13 @@ struct Mismatches {
   double firstGot = 0;
   double firstWant = 0;
 };
-// Compares out[0..count) with expectedValue.
+// Compares out[0..count) with expectedValue at indices firstIndex.. (reduce-scatter: rank r's block).
 Mismatches checkReduction(const void* out, size_t count, myrDataType_t type, myrRedOp_t op, int nranks,
-                          uint64_t salt = 0);
+                          uint64_t salt = 0, size_t firstIndex = 0);
+
+// Byte `offset` of rank `source`'s send buffer.
+unsigned char patternByte(int source, size_t offset, uint64_t salt);
+// buffer[i] = patternByte(source, firstOffset + i, salt) for i < bytes.
+void fillPattern(void* buffer, size_t bytes, int source, size_t firstOffset, uint64_t salt);
 
 }  // namespace myriad::test

@@ -18,21 +18,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-struct MpParam {
-  Transport transport;
-  int nranks;
-  bool hostStream;
-};
-
-void PrintTo(const MpParam& p, std::ostream* os) {
-  *os << transportName(p.transport) << " n=" << p.nranks << (p.hostStream ? " host stream" : " blocking");
-}
-
-std::string paramName(const testing::TestParamInfo<MpParam>& info) {
-  return std::string(transportName(info.param.transport)) + "_n" + std::to_string(info.param.nranks) +
-         (info.param.hostStream ? "_hoststream" : "_blocking");
-}
-
 std::vector<AllReduceCase> casesFor(int nranks) {
   std::vector<AllReduceCase> cases;
   const size_t counts[] = {0, 1, static_cast<size_t>(nranks - 1), 1009};
@@ -51,23 +36,6 @@ std::vector<AllReduceCase> casesFor(int nranks) {
   for (bool inPlace : {false, true}) cases.push_back({myrFloat32, myrSum, size_t{1} << 20, inPlace});
   cases.push_back({myrFloat32, myrAvg, size_t{1} << 20, false});
   return cases;
-}
-
-// Creates the stream the parameter asks for; NULL for blocking calls.
-std::string makeStream(bool hostStream, myrStream_t* stream) {
-  *stream = nullptr;
-  if (!hostStream) return "";
-  const myrResult_t res = myrStreamCreate(stream);
-  return res == myrSuccess ? "" : resultText("myrStreamCreate", res, nullptr);
-}
-
-std::string finish(myrComm_t comm, myrStream_t stream) {
-  if (stream != nullptr) {
-    const myrResult_t res = myrStreamDestroy(stream);
-    if (res != myrSuccess) return resultText("myrStreamDestroy", res, nullptr);
-  }
-  const myrResult_t res = myrCommDestroy(comm);
-  return res == myrSuccess ? "" : resultText("myrCommDestroy", res, nullptr);
 }
 
 class AllReduceMp : public testing::TestWithParam<MpParam> {};
@@ -94,7 +62,7 @@ TEST_P(AllReduceMp, MatchesReference) {
       err = runAllReduceCase(comm, rank, p.nranks, cases[i], stream, seed + i);
       MYR_CHILD_CHECK(err.empty(), err);
     }
-    err = finish(comm, stream);
+    err = finishComm(comm, stream);
     MYR_CHILD_CHECK(err.empty(), err);
     return 0;
   };
@@ -131,7 +99,7 @@ TEST_P(AllReduceMp, InPlaceChainKeepsOrder) {
       MYR_CHILD_CHECK(buf[i] == want, "element " + std::to_string(i) + " is " + std::to_string(buf[i]) + ", want " +
                                           std::to_string(want));
     }
-    err = finish(comm, stream);
+    err = finishComm(comm, stream);
     MYR_CHILD_CHECK(err.empty(), err);
     return 0;
   };
@@ -139,17 +107,8 @@ TEST_P(AllReduceMp, InPlaceChainKeepsOrder) {
   ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
 }
 
-std::vector<MpParam> allParams() {
-  std::vector<MpParam> params;
-  for (Transport t : {Transport::kShm, Transport::kTcp}) {
-    for (int n : {2, 3, 4, 5}) {
-      for (bool hostStream : {false, true}) params.push_back({t, n, hostStream});
-    }
-  }
-  return params;
-}
-
-INSTANTIATE_TEST_SUITE_P(Mp, AllReduceMp, testing::ValuesIn(allParams()), paramName);
+INSTANTIATE_TEST_SUITE_P(Mp, AllReduceMp, testing::ValuesIn(mpParams()),
+                         [](const testing::TestParamInfo<MpParam>& info) { return mpParamName(info.param); });
 
 }  // namespace
 }  // namespace myriad::test

@@ -1,0 +1,71 @@
+// A rank whose calls have completed may destroy its communicator and exit at once: what it sent must still
+// reach peers that are slower to receive. The sender finishes a blocking send (or a broadcast as root) and
+// leaves; the receivers enter their call 300 ms later and must get the data, not an error about the
+// departed rank.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "myriad/myriad.h"
+#include "tests/common/fork_ranks.h"
+#include "tests/common/mp_helpers.h"
+#include "tests/common/reference.h"
+
+namespace myriad::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct ExitParam {
+  Transport transport;
+  bool broadcast;  // false: one send from rank 0 to rank 1
+  size_t bytes;
+};
+
+void PrintTo(const ExitParam& p, std::ostream* os) {
+  *os << transportName(p.transport) << (p.broadcast ? " broadcast " : " send ") << p.bytes << " B";
+}
+
+class EarlyExit : public testing::TestWithParam<ExitParam> {};
+
+TEST_P(EarlyExit, DataOutlivesTheSender) {
+  const ExitParam p = GetParam();
+  const uint64_t seed = testSeed();
+  const int nranks = p.broadcast ? 3 : 2;
+  auto body = [&](int rank, const myrUniqueId& id) -> int {
+    useTransport(p.transport);
+    myrComm_t comm = nullptr;
+    std::string err = initComm(&comm, nranks, id, rank);
+    MYR_CHILD_CHECK(err.empty(), err);
+    std::vector<unsigned char> buf(p.bytes, 0);
+    if (rank == 0) fillPattern(buf.data(), buf.size(), 0, 0, seed);
+    if (rank != 0) std::this_thread::sleep_for(300ms);
+    const myrResult_t res = p.broadcast ? myrBroadcast(buf.data(), buf.data(), p.bytes, myrUint8, 0, comm, nullptr)
+                            : rank == 0 ? myrSend(buf.data(), p.bytes, myrUint8, 1, comm, nullptr)
+                                        : myrRecv(buf.data(), p.bytes, myrUint8, 0, comm, nullptr);
+    MYR_CHILD_CHECK(res == myrSuccess,
+                    resultText(rank == 0 ? "the sender's call" : "the late receiver's call", res, comm));
+    for (size_t i = 0; i < buf.size(); ++i) {
+      MYR_CHILD_CHECK(buf[i] == patternByte(0, i, seed), "byte " + std::to_string(i) + " is wrong");
+    }
+    err = finishComm(comm, nullptr);
+    MYR_CHILD_CHECK(err.empty(), err);
+    return 0;
+  };
+  const ForkOutcome out = forkRanks(nranks, body, 30s, seed);
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Mp, EarlyExit,
+    testing::Values(ExitParam{Transport::kShm, false, 4096}, ExitParam{Transport::kTcp, false, 4096},
+                    ExitParam{Transport::kShm, true, 4096}, ExitParam{Transport::kTcp, true, 4096}),
+    [](const testing::TestParamInfo<ExitParam>& info) {
+      return std::string(transportName(info.param.transport)) + (info.param.broadcast ? "_broadcast" : "_send");
+    });
+
+}  // namespace
+}  // namespace myriad::test

@@ -1,0 +1,159 @@
+// Every algorithm forced once with MYRIAD_ALGO, over ranks that MYRIAD_HOST_ID splits into "hosts" on this
+// machine (shm inside a host, tcp between), so the hierarchical algorithms really cross processes and
+// transports: 2 + 2 ranks blocking, then on a host stream 3 + 2 ranks (2 + 2 + 2 for the hierarchical ones). Then
+// the tuner's own choice (which every rank must make alike) and a list of every hierarchical algorithm.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "myriad/myriad.h"
+#include "tests/common/coll_check.h"
+#include "tests/common/fork_ranks.h"
+#include "tests/common/mp_helpers.h"
+#include "tests/common/reference.h"
+
+namespace myriad::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct HierParam {
+  std::string algo;  // MYRIAD_ALGO; "" leaves the choice to the tuner
+  int nranks;
+  int nhosts;
+  bool hostStream;
+};
+
+void PrintTo(const HierParam& p, std::ostream* os) {
+  *os << "MYRIAD_ALGO=" << p.algo << " n=" << p.nranks << " hosts=" << p.nhosts
+      << (p.hostStream ? " host stream" : " blocking");
+}
+
+std::string hierName(const testing::TestParamInfo<HierParam>& info) {
+  std::string name = info.param.algo.empty() ? "tuner" : info.param.algo;
+  for (char& ch : name) ch = (ch == '.' || ch == ',') ? '_' : ch;
+  if (name.size() > 40) name = "hier_list";
+  return name + "_n" + std::to_string(info.param.nranks) + "_h" + std::to_string(info.param.nhosts) +
+         (info.param.hostStream ? "_hoststream" : "_blocking");
+}
+
+const char* const kAlgorithms[] = {
+    "allreduce.ring", "allreduce.tree",       "allreduce.halving_doubling", "allreduce.hier", "allgather.ring",
+    "allgather.hier", "reducescatter.ring",   "reducescatter.hier",         "broadcast.ring", "broadcast.tree",
+    "reduce.ring",    "reduce.tree",          "alltoall.pairwise",          "alltoall.hier",  "gather.linear",
+    "scatter.linear", "barrier.dissemination"};
+const char kHierList[] = "allreduce.hier,allgather.hier,reducescatter.hier,alltoall.hier";
+
+bool isHier(const std::string& algo) {
+  return algo.find(".hier") != std::string::npos;
+}
+
+// The collectives an algorithm name runs: its prefix (all-to-allv runs on the all-to-all algorithms);
+// every collective for the tuner and for lists.
+std::vector<Coll> collsOf(const std::string& algo) {
+  const std::vector<Coll> all = {Coll::kAllReduce,     Coll::kBroadcast, Coll::kReduce,    Coll::kAllGather,
+                                 Coll::kReduceScatter, Coll::kAllToAll,  Coll::kAllToAllv, Coll::kGather,
+                                 Coll::kScatter,       Coll::kBarrier};
+  const bool list = algo.empty() || algo.find(',') != std::string::npos;
+  const std::string prefix = algo.substr(0, algo.find('.'));
+  std::vector<Coll> out;
+  for (Coll c : all) {
+    if (list || prefix == collName(c) || (prefix == "alltoall" && c == Coll::kAllToAllv)) out.push_back(c);
+  }
+  return out;
+}
+
+class HierMp : public testing::TestWithParam<HierParam> {};
+
+TEST_P(HierMp, MatchesReference) {
+  const HierParam p = GetParam();
+  const uint64_t seed = testSeed();
+  const bool listOrTuner = collsOf(p.algo).size() > 2;
+  std::vector<CollCase> cases;
+  for (Coll c : collsOf(p.algo)) {
+    for (const CollCase& k : collCases(c, p.nranks, listOrTuner)) cases.push_back(k);
+  }
+  auto body = [&](int rank, const myrUniqueId& id) -> int {
+    useTransport(Transport::kShm);
+    useHosts(rank, p.nranks, p.nhosts);
+    forceAlgorithms(p.algo);
+    myrComm_t comm = nullptr;
+    std::string err = initComm(&comm, p.nranks, id, rank);
+    MYR_CHILD_CHECK(err.empty(), err);
+    myrStream_t stream = nullptr;
+    err = makeStream(p.hostStream, &stream);
+    MYR_CHILD_CHECK(err.empty(), err);
+    err = runCollCases(comm, rank, p.nranks, cases, stream, seed);
+    MYR_CHILD_CHECK(err.empty(), "MYRIAD_ALGO=" + p.algo + " on host " +
+                                     std::to_string(hostOfRank(rank, p.nranks, p.nhosts)) + ": " + err);
+    err = finishComm(comm, stream);
+    MYR_CHILD_CHECK(err.empty(), err);
+    return 0;
+  };
+  const ForkOutcome out = forkRanks(p.nranks, body, 120s, seed);
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
+
+// The tuner must pick the same algorithm on every rank: an all-to-allv whose per-rank mean message size
+// straddles a threshold (rank 0 sends 1 float per peer, the others 20000) on 2 hosts x 2, checked.
+TEST(HierTuner, AllToAllvWithUnevenSendersAgreesOnTheAlgorithm) {
+  const uint64_t seed = testSeed();
+  constexpr int kN = 4;
+  auto countFrom = [](int sender) -> size_t { return sender == 0 ? 1 : 20000; };
+  auto body = [&](int rank, const myrUniqueId& id) -> int {
+    useTransport(Transport::kShm);
+    useHosts(rank, kN, 2);
+    forceAlgorithms("");
+    myrComm_t comm = nullptr;
+    std::string err = initComm(&comm, kN, id, rank);
+    MYR_CHILD_CHECK(err.empty(), err);
+    std::vector<size_t> sc(kN), sd(kN), rc(kN), rd(kN);
+    size_t sendTotal = 0, recvTotal = 0;
+    for (int p = 0; p < kN; ++p) {
+      sc[p] = countFrom(rank);
+      sd[p] = sendTotal;
+      sendTotal += sc[p];
+      rc[p] = countFrom(p);
+      rd[p] = recvTotal;
+      recvTotal += rc[p];
+    }
+    std::vector<float> send(sendTotal), recv(recvTotal, -1.0f);
+    fillPattern(send.data(), sendTotal * sizeof(float), rank, 0, seed);
+    const myrResult_t res =
+        myrAllToAllv(send.data(), sc.data(), sd.data(), recv.data(), rc.data(), rd.data(), myrFloat32, comm, nullptr);
+    MYR_CHILD_CHECK(res == myrSuccess, resultText("myrAllToAllv", res, comm));
+    std::vector<float> want(recvTotal);
+    for (int p = 0; p < kN; ++p) {
+      fillPattern(want.data() + rd[p], rc[p] * sizeof(float), p, static_cast<size_t>(rank) * countFrom(p) * 4, seed);
+    }
+    MYR_CHILD_CHECK(std::memcmp(want.data(), recv.data(), recvTotal * sizeof(float)) == 0, "recvbuff is wrong");
+    err = finishComm(comm, nullptr);
+    MYR_CHILD_CHECK(err.empty(), err);
+    return 0;
+  };
+  const ForkOutcome out = forkRanks(kN, body, 60s, seed);
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
+
+std::vector<HierParam> hierParams() {
+  std::vector<HierParam> params;
+  for (const char* algo : kAlgorithms) {
+    params.push_back({algo, 4, 2, false});
+    // Uneven hosts for the flat algorithms; a hierarchical one may refuse them (the tuner never picks it there).
+    params.push_back(isHier(algo) ? HierParam{algo, 6, 3, true} : HierParam{algo, 5, 2, true});
+  }
+  params.push_back({"", 4, 2, false});
+  params.push_back({"", 5, 2, true});
+  params.push_back({kHierList, 4, 2, true});
+  params.push_back({kHierList, 6, 2, false});
+  params.push_back({"", 8, 2, false});  // 2 hosts x 4, the shape the tuner's thresholds were measured on
+  return params;
+}
+
+INSTANTIATE_TEST_SUITE_P(Mp, HierMp, testing::ValuesIn(hierParams()), hierName);
+
+}  // namespace
+}  // namespace myriad::test

@@ -1,0 +1,192 @@
+// Misuse of groups, splits and MYRIAD_ALGO (see src/tuner/select.cc: the list is checked at every call, an
+// entry of another collective is ignored): each is refused with its documented code and a message naming the
+// problem, nothing is enqueued, and a good call on the same communicator right after still works.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "myriad/myriad.h"
+#include "tests/common/coll_check.h"
+#include "tests/common/fork_ranks.h"
+#include "tests/common/mp_helpers.h"
+
+namespace myriad::test {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr int kRanks = 3;
+
+// The code and message of the last call; "" when both are as expected.
+std::string expectError(const char* what, myrResult_t got, myrResult_t want, myrComm_t comm, const char* word) {
+  const std::string last = myrGetLastError(comm);
+  if (got != want)
+    return std::string(what) + ": want " + myrGetErrorString(want) + ", got " + myrGetErrorString(got) + ": " + last;
+  if (!containsWord(last, word))
+    return std::string(what) + ": the last error \"" + last + "\" does not mention " + word;
+  return "";
+}
+
+std::string checked(myrComm_t comm, int rank, Coll coll, uint64_t salt) {
+  return runCollCase(comm, rank, kRanks, {coll, myrFloat32, myrSum, 1009, 0, false}, nullptr, salt);
+}
+
+// Runs fn in kRanks children with MYRIAD_ALGO = algo.
+void runRanks(const std::string& algo, const std::function<std::string(myrComm_t, int, uint64_t)>& fn) {
+  const uint64_t seed = testSeed();
+  auto body = [&](int rank, const myrUniqueId& id) -> int {
+    forceAlgorithms(algo);
+    myrComm_t comm = nullptr;
+    std::string err = initComm(&comm, kRanks, id, rank);
+    MYR_CHILD_CHECK(err.empty(), "MYRIAD_ALGO=" + algo + ": " + err);
+    err = fn(comm, rank, seed);
+    MYR_CHILD_CHECK(err.empty(), "MYRIAD_ALGO=" + algo + ": " + err);
+    err = finishComm(comm, nullptr);
+    MYR_CHILD_CHECK(err.empty(), err);
+    return 0;
+  };
+  const ForkOutcome out = forkRanks(kRanks, body, 60s, seed);
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
+
+TEST(InvalidUsage, GroupEndWithoutStart) {
+  runRanks("", [](myrComm_t comm, int rank, uint64_t salt) -> std::string {
+    std::string err = expectError("myrGroupEnd alone", myrGroupEnd(), myrInvalidUsage, nullptr, "myrGroupStart");
+    if (err.empty())
+      err = expectError("a second myrGroupEnd", myrGroupEnd(), myrInvalidUsage, nullptr, "myrGroupStart");
+    return err.empty() ? checked(comm, rank, Coll::kAllReduce, salt) : err;
+  });
+}
+
+TEST(InvalidUsage, BadCallInsideAGroupQueuesNothing) {
+  runRanks("", [](myrComm_t comm, int rank, uint64_t salt) -> std::string {
+    std::vector<float> out(1000, static_cast<float>(rank)), in(1000, -1.0f);
+    const int next = (rank + 1) % kRanks, prev = (rank + kRanks - 1) % kRanks;
+    myrGroupStart();
+    std::string err =
+        expectError("send to peer 7 in a group", myrSend(out.data(), out.size(), myrFloat32, 7, comm, nullptr),
+                    myrInvalidArgument, comm, "peer");
+    myrResult_t sent = myrSend(out.data(), out.size(), myrFloat32, next, comm, nullptr);
+    myrResult_t got = myrRecv(in.data(), in.size(), myrFloat32, prev, comm, nullptr);
+    const myrResult_t ended = myrGroupEnd();
+    if (!err.empty()) return err;
+    if (sent != myrSuccess || got != myrSuccess || ended != myrSuccess)
+      return std::string("the good calls of the group failed: ") + myrGetErrorString(ended) + ": " +
+             myrGetLastError(nullptr) + " / " + myrGetLastError(comm);
+    for (float v : in) {
+      if (v != static_cast<float>(prev)) return "the group's receive got " + std::to_string(v);
+    }
+    return checked(comm, rank, Coll::kAllGather, salt);
+  });
+}
+
+TEST(InvalidUsage, UnpairedSendToSelfInAGroup) {
+  runRanks("", [](myrComm_t comm, int rank, uint64_t salt) -> std::string {
+    std::vector<float> buf(100, 1.0f);
+    myrGroupStart();
+    myrResult_t res = myrSend(buf.data(), buf.size(), myrFloat32, rank, comm, nullptr);
+    if (res != myrSuccess) return std::string("send to self in a group: ") + myrGetLastError(comm);
+    std::string err =
+        expectError("myrGroupEnd with a send to self and no receive", myrGroupEnd(), myrInvalidUsage, nullptr, "self");
+    return err.empty() ? checked(comm, rank, Coll::kAllReduce, salt) : err;
+  });
+}
+
+TEST(InvalidUsage, SplitArguments) {
+  runRanks("", [](myrComm_t comm, int rank, uint64_t salt) -> std::string {
+    myrComm_t child = reinterpret_cast<myrComm_t>(0x1);
+    std::string err =
+        expectError("color -5", myrCommSplit(comm, -5, 0, &child, nullptr), myrInvalidArgument, comm, "color");
+    if (err.empty() && child != nullptr) err = "color -5: newcomm was not set to NULL";
+    if (err.empty())
+      err =
+          expectError("NULL newcomm", myrCommSplit(comm, 0, 0, nullptr, nullptr), myrInvalidArgument, comm, "newcomm");
+    if (err.empty()) {
+      myrGroupStart();
+      const myrResult_t res = myrCommSplit(comm, 0, 0, &child, nullptr);
+      const myrResult_t ended = myrGroupEnd();
+      err = expectError("split inside a group", res, myrInvalidUsage, comm, "group");
+      if (err.empty() && ended != myrSuccess) err = std::string("the empty group's end: ") + myrGetErrorString(ended);
+    }
+    if (err.empty())
+      err = expectError("NULL comm", myrCommSplit(nullptr, 0, 0, &child, nullptr), myrInvalidArgument, nullptr, "comm");
+    return err.empty() ? checked(comm, rank, Coll::kBroadcast, salt) : err;
+  });
+}
+
+// An unknown name: every call is refused, naming it and listing the valid names, and leaves buffers alone.
+TEST(InvalidUsage, UnknownAlgorithmName) {
+  runRanks("allreduce.ring,allreduce.bogus", [](myrComm_t comm, int, uint64_t) -> std::string {
+    std::vector<float> send(100, 1.0f), recv(100, -1.0f);
+    std::string err =
+        expectError("allreduce", myrAllReduce(send.data(), recv.data(), 100, myrFloat32, myrSum, comm, nullptr),
+                    myrInvalidUsage, comm, "allreduce.bogus");
+    if (err.empty() && !containsWord(myrGetLastError(comm), "allreduce.ring"))
+      err = std::string("the message lists no valid names: ") + myrGetLastError(comm);
+    if (err.empty())
+      err = expectError("broadcast", myrBroadcast(send.data(), recv.data(), 100, myrFloat32, 0, comm, nullptr),
+                        myrInvalidUsage, comm, "allreduce.bogus");
+    for (float v : recv) {
+      if (err.empty() && v != -1.0f) err = "recvbuff was written";
+    }
+    return err;
+  });
+}
+
+// Two algorithms for one collective: that collective is refused, the others run.
+TEST(InvalidUsage, TwoAlgorithmsForOneCollective) {
+  runRanks("allreduce.ring, allreduce.tree", [](myrComm_t comm, int rank, uint64_t salt) -> std::string {
+    std::vector<float> send(100, 1.0f), recv(100, -1.0f);
+    std::string err =
+        expectError("allreduce", myrAllReduce(send.data(), recv.data(), 100, myrFloat32, myrSum, comm, nullptr),
+                    myrInvalidUsage, comm, "two algorithms");
+    for (float v : recv) {
+      if (err.empty() && v != -1.0f) err = "recvbuff was written";
+    }
+    if (err.empty()) err = checked(comm, rank, Coll::kGather, salt);
+    return err.empty() ? checked(comm, rank, Coll::kScatter, salt + 1) : err;
+  });
+}
+
+// A forced algorithm that cannot run a call refuses it and names the valid algorithms (allreduce.hier needs
+// hosts of equal size: here 3 + 2); the buffers stay untouched and other collectives still run.
+TEST(InvalidUsage, ForcedAlgorithmThatCannotRunTheCall) {
+  const uint64_t seed = testSeed();
+  constexpr int kN = 5;
+  auto body = [&](int rank, const myrUniqueId& id) -> int {
+    useHosts(rank, kN, 2);
+    forceAlgorithms("allreduce.hier");
+    myrComm_t comm = nullptr;
+    std::string err = initComm(&comm, kN, id, rank);
+    MYR_CHILD_CHECK(err.empty(), err);
+    std::vector<float> send(400, 1.0f), recv(400, -1.0f);
+    const myrResult_t res = myrAllReduce(send.data(), recv.data(), 400, myrFloat32, myrSum, comm, nullptr);
+    err = expectError("allreduce.hier on 3 + 2 ranks", res, myrInvalidUsage, comm, "allreduce.ring");
+    MYR_CHILD_CHECK(err.empty(), err);
+    MYR_CHILD_CHECK(containsWord(myrGetLastError(comm), "cannot run"), myrGetLastError(comm));
+    for (float v : recv) MYR_CHILD_CHECK(v == -1.0f, "recvbuff was written");
+    for (Coll c : {Coll::kAllGather, Coll::kBroadcast}) {
+      err = runCollCase(comm, rank, kN, {c, myrFloat32, myrSum, 1009, 0, false}, nullptr, seed);
+      MYR_CHILD_CHECK(err.empty(), err);
+    }
+    err = finishComm(comm, nullptr);
+    MYR_CHILD_CHECK(err.empty(), err);
+    return 0;
+  };
+  const ForkOutcome out = forkRanks(kN, body, 60s, seed);
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
+
+// Names of other collectives' algorithms leave this collective to the tuner; spaces around names are trimmed.
+TEST(InvalidUsage, OtherCollectivesAlgorithmIsIgnored) {
+  runRanks(" allgather.ring , gather.linear,", [](myrComm_t comm, int rank, uint64_t salt) -> std::string {
+    std::string err = checked(comm, rank, Coll::kAllReduce, salt);
+    if (err.empty()) err = checked(comm, rank, Coll::kAllGather, salt + 1);
+    return err.empty() ? checked(comm, rank, Coll::kBroadcast, salt + 2) : err;
+  });
+}
+
+}  // namespace
+}  // namespace myriad::test
