@@ -21,8 +21,8 @@ std::string runAll(RankCtx& ctx, const std::vector<Combo>& combos, const Pattern
     for (int inPlace = 0; inPlace < 2; ++inPlace) {
       std::string what = describe(c, false, false) + (inPlace ? " in place" : " out of place");
       int source = static_cast<int>(i * 2 + static_cast<size_t>(inPlace)) * n;
-      recv.resize(bytes * static_cast<size_t>(n)), recv.fillCanary();
-      send.resize(inPlace ? 0 : bytes), send.fillCanary();
+      recv.resize(bytes * static_cast<size_t>(n), shiftFor(i + 1, c.type)), recv.fillCanary();
+      send.resize(inPlace ? 0 : bytes, shiftFor(i, c.type)), send.fillCanary();
       uint8_t* sendbuff = inPlace ? recv.data() + mine : send.data();
       pattern.fill(sendbuff, bytes, source + me);
       input.assign(sendbuff, sendbuff + bytes);

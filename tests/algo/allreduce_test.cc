@@ -19,9 +19,9 @@ std::string runAll(RankCtx& ctx, const std::vector<Combo>& combos, const std::ve
     size_t bytes = c.count * ref.elemSize();
     for (int inPlace = 0; inPlace < 2; ++inPlace) {
       std::string what = describe(c, true, false) + (inPlace ? " in place" : " out of place");
-      send.resize(bytes), send.fillCanary(), ref.fillInput(send.data(), ctx.rank());
+      send.resize(bytes, shiftFor(i, c.type)), send.fillCanary(), ref.fillInput(send.data(), ctx.rank());
       input.assign(send.data(), send.data() + bytes);
-      recv.resize(inPlace ? 0 : bytes), recv.fillCanary();
+      recv.resize(inPlace ? 0 : bytes, shiftFor(i + 1, c.type)), recv.fillCanary();
       Guarded& out = inPlace ? send : recv;
       auto args = collArgs(CollKind::kAllReduce, send.data(), out.data(), c.count, c.type, c.op);
       std::string err = ctx.call(args, [&](myrComm_t comm) {

@@ -22,10 +22,10 @@ std::string runAll(RankCtx& ctx, const std::vector<Combo>& combos, const Pattern
     for (int inPlace = 0; inPlace < 2; ++inPlace) {
       std::string what = describe(c, false, false) + (inPlace ? " in place" : " out of place");
       int call = static_cast<int>(i * 2 + static_cast<size_t>(inPlace)) * n * n;  // sources: call + from*n + to
-      send.resize(bytes * nb), send.fillCanary();
+      send.resize(bytes * nb, shiftFor(i, c.type)), send.fillCanary();
       for (int p = 0; p < n; ++p) pattern.fill(send.data() + static_cast<size_t>(p) * bytes, bytes, call + me * n + p);
       input.assign(send.data(), send.data() + bytes * nb);
-      recv.resize(inPlace ? 0 : bytes * nb), recv.fillCanary();
+      recv.resize(inPlace ? 0 : bytes * nb, shiftFor(i + 1, c.type)), recv.fillCanary();
       Guarded& out = inPlace ? send : recv;
       auto args = collArgs(CollKind::kAllToAll, send.data(), out.data(), c.count, c.type);
       std::string err = ctx.call(

@@ -22,11 +22,11 @@ std::string runAll(RankCtx& ctx, const std::vector<Combo>& combos, const Pattern
       std::string what = describe(c, false, true) + (inPlace ? " in place" : " out of place");
       int source = static_cast<int>(i * 2 + static_cast<size_t>(inPlace)) * n;  // distinct data per call
       bool root = me == c.root, nullSend = !inPlace && !root && i % 2 == 1;
-      send.resize(bytes), send.fillCanary();
+      send.resize(bytes, shiftFor(i, c.type)), send.fillCanary();
       pattern.fill(send.data(), bytes, source + me);
       input.assign(send.data(), send.data() + bytes);
       if (inPlace && !root) send.fillCanary();
-      recv.resize(inPlace ? 0 : bytes), recv.fillCanary();
+      recv.resize(inPlace ? 0 : bytes, shiftFor(i + 1, c.type)), recv.fillCanary();
       Guarded& out = inPlace ? send : recv;
       const void* sendbuff = nullSend ? nullptr : send.data();
       auto args = collArgs(CollKind::kBroadcast, sendbuff, out.data(), c.count, c.type, myrSum, c.root);

@@ -29,9 +29,9 @@ std::string hex(uint8_t b) {
 
 }  // namespace
 
-void Guarded::resize(size_t bytes) {
-  bytes_ = bytes;
-  storage_.assign(bytes + 2 * kGuardBytes, 0);
+void Guarded::resize(size_t bytes, size_t shift) {
+  bytes_ = bytes, front_ = kGuardBytes + shift;
+  storage_.assign(bytes + front_ + kGuardBytes, 0);
 }
 
 void Guarded::fillCanary() {
@@ -40,22 +40,25 @@ void Guarded::fillCanary() {
 
 std::string Guarded::untouched(size_t from, size_t to, const std::string& what) const {
   for (size_t i = from; i < to; ++i)
-    if (storage_[kGuardBytes + i] != canaryByte(kGuardBytes + i))
-      return what + " byte " + std::to_string(i) + " was overwritten (" + hex(storage_[kGuardBytes + i]) +
+    if (storage_[front_ + i] != canaryByte(front_ + i))
+      return what + " byte " + std::to_string(i) + " was overwritten (" + hex(storage_[front_ + i]) +
              "), it is outside the range the call may write";
   return "";
 }
 
 std::string Guarded::guardsIntact(const std::string& what) const {
-  for (size_t i = 0; i < kGuardBytes; ++i) {
+  for (size_t i = 0; i < front_; ++i)
     if (storage_[i] != canaryByte(i))
-      return what + ": guard byte " + std::to_string(kGuardBytes - i) + " before the buffer was overwritten";
-    size_t j = kGuardBytes + bytes_ + i;
-    if (storage_[j] != canaryByte(j))
-      return what + ": guard byte " + std::to_string(i) + " after the buffer (of " + std::to_string(bytes_) +
-             " bytes) was overwritten";
-  }
+      return what + ": guard byte " + std::to_string(front_ - i) + " before the buffer was overwritten";
+  for (size_t i = front_ + bytes_; i < storage_.size(); ++i)
+    if (storage_[i] != canaryByte(i))
+      return what + ": guard byte " + std::to_string(i - front_ - bytes_) + " after the buffer (of " +
+             std::to_string(bytes_) + " bytes) was overwritten";
   return "";
+}
+
+size_t shiftFor(size_t call, myrDataType_t type) {
+  return (call % 3) * dataTypeSize(type);
 }
 
 Pattern::Pattern(uint64_t salt) : table_(2 * kPeriod) {

@@ -16,14 +16,15 @@ namespace myriad::test {
 constexpr size_t kPeriod = 65537;  // prime; elements for reductions, bytes for patterns
 
 // `bytes` bytes with kGuardBytes of canary on either side. fillCanary() paints all of it (guards included)
-// with a pattern no data pattern produces at the same offsets; untouched(from, to) checks a body range.
+// with a canary pattern; untouched(from, to) checks a body range. `shift` moves the body off its 64-byte
+// alignment (by one element, say), for kernels that assume more alignment than an element's.
 class Guarded {
  public:
   static constexpr size_t kGuardBytes = 64;
-  explicit Guarded(size_t bytes = 0) { resize(bytes); }
-  void resize(size_t bytes);
-  uint8_t* data() { return storage_.data() + kGuardBytes; }
-  const uint8_t* data() const { return storage_.data() + kGuardBytes; }
+  explicit Guarded(size_t bytes = 0, size_t shift = 0) { resize(bytes, shift); }
+  void resize(size_t bytes, size_t shift = 0);
+  uint8_t* data() { return storage_.data() + front_; }
+  const uint8_t* data() const { return storage_.data() + front_; }
   size_t size() const { return bytes_; }
   void fillCanary();
   // "" or where a byte of [from, to) (body offsets) is no longer canary; `what` names the buffer.
@@ -33,8 +34,11 @@ class Guarded {
 
  private:
   std::vector<uint8_t> storage_;
-  size_t bytes_ = 0;
+  size_t bytes_ = 0, front_ = kGuardBytes;
 };
+
+// The shift of call number `call`'s buffers: 0, 1 or 2 elements of `type` in turn.
+size_t shiftFor(size_t call, myrDataType_t type);
 
 // Pseudo-random bytes that depend on (salt, source, offset); `source` names whose data it is (a rank, or
 // sender * n + receiver for all-to-all blocks).

@@ -23,8 +23,8 @@ std::string runAll(RankCtx& ctx, const std::vector<Combo>& combos, const Pattern
       std::string what = describe(c, false, true) + (inPlace ? " in place" : " out of place");
       int source = static_cast<int>(i * 2 + static_cast<size_t>(inPlace)) * n;
       bool nullRecv = !root && i % 2 == 1, ownBlock = inPlace && root;
-      recv.resize(root || !nullRecv ? total : 0), recv.fillCanary();
-      send.resize(ownBlock ? 0 : bytes), send.fillCanary();
+      recv.resize(root || !nullRecv ? total : 0, shiftFor(i + 1, c.type)), recv.fillCanary();
+      send.resize(ownBlock ? 0 : bytes, shiftFor(i, c.type)), send.fillCanary();
       uint8_t* sendbuff = ownBlock ? recv.data() + static_cast<size_t>(me) * bytes : send.data();
       void* recvbuff = nullRecv ? nullptr : recv.data();
       pattern.fill(sendbuff, bytes, source + me);

@@ -28,10 +28,16 @@ Layout makeLayout(bool interleaved, const std::vector<int>& sizes) {
 }
 
 std::vector<Layout> hierLayouts() {
-  return {makeLayout(false, {1, 1}),    makeLayout(false, {2, 2}),   makeLayout(false, {4, 4}),
-          makeLayout(false, {2, 2, 2}), makeLayout(false, {3, 1}),   makeLayout(false, {1, 4, 2}),
-          makeLayout(true, {2, 2}),     makeLayout(true, {3, 3, 3}), makeLayout(true, {3, 2}),
-          makeLayout(true, {4, 3, 1})};
+  return {makeLayout(false, {1, 1}),    makeLayout(false, {2, 2}),    makeLayout(false, {4, 4}),
+          makeLayout(false, {2, 2, 2}), makeLayout(false, {4, 4, 4}), makeLayout(false, {3, 1}),
+          makeLayout(false, {1, 4, 2}), makeLayout(false, {2, 3}),    makeLayout(true, {2, 2}),
+          makeLayout(true, {3, 3, 3}),  makeLayout(true, {3, 2}),     makeLayout(true, {4, 3, 1}),
+          makeLayout(true, {1, 2, 2})};
+}
+
+// Flat algorithms across hosts too (tcp between them, shm inside): one even, one uneven interleaved.
+std::vector<Layout> flatMultiHostLayouts() {
+  return {makeLayout(false, {4, 4}), makeLayout(true, {3, 2})};
 }
 
 }  // namespace
@@ -52,14 +58,14 @@ std::vector<Case> casesFor(CollKind kind, const std::vector<int>& flatRanks) {
   for (const Algorithm* a : algorithmsFor(kind)) {
     std::string name = a->name();
     bool hier = isHier(name);
-    for (int n : hier ? std::vector<int>{1, 5} : flatRanks) out.push_back({name, n, Layout{"1host", {}, true}, true});
-    if (!hier) {
-      Layout mixed = makeLayout(true, {3, 2});
-      out.push_back({name, 5, mixed, true});
-      continue;
-    }
-    for (const Layout& l : hierLayouts()) out.push_back({name, static_cast<int>(l.hostOf.size()), l, l.even});
+    for (int n : flatRanks) out.push_back({name, n, Layout{"1host", {}, true}, true});
+    for (const Layout& l : hier ? hierLayouts() : flatMultiHostLayouts())
+      out.push_back({name, static_cast<int>(l.hostOf.size()), l, !hier || l.even});
   }
+  // Nothing forced: the tuner mixes algorithms by size on one communicator, and falls back where it must.
+  for (int n : {3, 16}) out.push_back({kTunerCase, n, Layout{"1host", {}, true}, false});
+  for (const Layout& l : {makeLayout(false, {4, 4}), makeLayout(true, {3, 3}), makeLayout(false, {3, 1, 2})})
+    out.push_back({kTunerCase, static_cast<int>(l.hostOf.size()), l, false});
   return out;
 }
 
@@ -88,7 +94,11 @@ RankCtx::RankCtx(int rank, int nranks, myrComm_t forced, myrComm_t tuned, const 
     : rank_(rank), nranks_(nranks), forced_(forced), tuned_(tuned), algo_(findAlgorithm(algo)) {}
 
 std::string RankCtx::call(const CollArgs& args, const std::function<myrResult_t(myrComm_t)>& issue) {
-  if (!algo_) return "no such algorithm";
+  if (!algo_) {  // the "tuner" case: nothing forced, every call on the tuner's choice
+    ++tunedCalls_;
+    myrResult_t rc = issue(tuned_);
+    return rc == myrSuccess ? "" : "tuner's choice: " + callError(rc, tuned_);
+  }
   Status why = algo_->supports(args, *forced_->impl);
   myrResult_t rc = issue(forced_);
   if (why.isOk()) {
@@ -115,7 +125,7 @@ void runCase(const Case& c, uint64_t seed, const std::function<std::string(RankC
         mine = RankCtx(rank, c.nranks, forced, tuned, c.algo);
         return body(mine);
       },
-      RunOptions{c.algo, c.layout.hostOf});
+      RunOptions{c.algo == kTunerCase ? "" : c.algo, c.layout.hostOf});
   std::ostringstream where;
   where << c.algo << " with " << c.nranks << " ranks (" << c.layout.name << "), seed " << seed
         << " (rerun with MYRIAD_TEST_SEED=" << seed << ")";
@@ -129,9 +139,13 @@ void runCase(const Case& c, uint64_t seed, const std::function<std::string(RankC
     EXPECT_EQ(first.tunedCalls(), 0) << c.algo << " must run every call here but refused " << first.tunedCalls() << ": "
                                      << first.refusal() << "; " << where.str();
   }
-  std::cout << "[ outcome  ] " << where.str() << ": " << first.forcedCalls() << " calls forced, " << first.tunedCalls()
-            << " refused" << (first.tunedCalls() ? " (" + first.refusal() + ") and checked on the tuner's choice" : "")
-            << "\n";
+  std::cout << "[ outcome  ] " << where.str() << ": ";
+  if (c.algo == kTunerCase) {
+    std::cout << first.tunedCalls() << " calls, nothing forced\n";
+    return;
+  }
+  std::cout << first.forcedCalls() << " calls forced, " << first.tunedCalls() << " refused"
+            << (first.tunedCalls() ? " (" + first.refusal() + ") and checked on the tuner's choice" : "") << "\n";
 }
 
 std::vector<Combo> makeCombos(int n, uint64_t seed, const ComboOptions& options) {
@@ -153,7 +167,7 @@ std::vector<Combo> makeCombos(int n, uint64_t seed, const ComboOptions& options)
   auto randomOp = [&] { return static_cast<int>(rng() % static_cast<uint64_t>(ops)); };
   add(kPeriod, randomType(), randomOp());
   add(options.large, myrFloat32, myrSum);
-  add(options.large, randomType(), randomOp());
+  for (int k = 0; k < 2; ++k) add(options.large, randomType(), randomOp());
   return out;
 }
 

@@ -34,9 +34,12 @@ struct Case {
 void PrintTo(const Case& c, std::ostream* os);
 std::string caseName(const ::testing::TestParamInfo<Case>& info);
 
-// Every registered algorithm of `kind` on one host with each of `flatRanks` ranks (hierarchical ones with 1
-// and 5), plus flat ones on a mixed 2-host layout and *.hier ones on 2 and 3 hosts of 1-4 ranks, even and
-// uneven, blocked and interleaved.
+// Every registered algorithm of `kind` on one host with each of `flatRanks` ranks; flat algorithms also on
+// 2 hosts (4+4 blocked, 3+2 interleaved), *.hier ones on 13 layouts of 2 and 3 hosts with 1-4 ranks each,
+// even and uneven, blocked and interleaved; and "tuner" cases, unforced, on one host and on 2 and 3 hosts.
+// The algo name of cases that force nothing (runRankPairs with an empty MYRIAD_ALGO on both communicators).
+inline constexpr const char* kTunerCase = "tuner";
+
 std::vector<Case> casesFor(CollKind kind, const std::vector<int>& flatRanks = {1, 2, 3, 4, 5, 6, 7, 8, 16});
 
 // MYRIAD_TEST_SEED when set, else random; the same for the whole process.
@@ -82,7 +85,7 @@ struct ComboOptions {
   size_t large = size_t{1} << 20;
 };
 // Every dtype (x every op) at counts {0, 1, n-1, 13, 1009}; at 65537 one seeded random dtype (and op); at
-// `large` float32 (sum) and one seeded random dtype (and op). Duplicate counts (n-1 in {0, 1}) drop out.
+// `large` float32 (sum) and two seeded random dtypes (and ops). Duplicate counts (n-1 in {0, 1}) drop out.
 std::vector<Combo> makeCombos(int n, uint64_t seed, const ComboOptions& options);
 // "count 13 float sum root 2 (salt 77)" for messages.
 std::string describe(const Combo& c, bool reduces, bool rooted);

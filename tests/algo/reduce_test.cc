@@ -22,9 +22,9 @@ std::string runAll(RankCtx& ctx, const std::vector<Combo>& combos, const std::ve
     for (int inPlace = 0; inPlace < 2; ++inPlace) {
       std::string what = describe(c, true, true) + (inPlace ? " in place" : " out of place");
       bool nullRecv = !inPlace && !root && i % 2 == 1;
-      send.resize(bytes), send.fillCanary(), ref.fillInput(send.data(), ctx.rank());
+      send.resize(bytes, shiftFor(i, c.type)), send.fillCanary(), ref.fillInput(send.data(), ctx.rank());
       input.assign(send.data(), send.data() + bytes);
-      recv.resize(inPlace ? 0 : bytes), recv.fillCanary();
+      recv.resize(inPlace ? 0 : bytes, shiftFor(i + 1, c.type)), recv.fillCanary();
       Guarded& out = inPlace ? send : recv;
       void* recvbuff = nullRecv ? nullptr : out.data();
       auto args = collArgs(CollKind::kReduce, send.data(), recvbuff, c.count, c.type, c.op, c.root);

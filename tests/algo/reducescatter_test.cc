@@ -20,9 +20,9 @@ std::string runAll(RankCtx& ctx, const std::vector<Combo>& combos, const std::ve
     size_t bytes = c.count * ref.elemSize();
     for (int inPlace = 0; inPlace < 2; ++inPlace) {
       std::string what = describe(c, true, false) + (inPlace ? " in place" : " out of place");
-      send.resize(bytes * n), send.fillCanary(), ref.fillInput(send.data(), ctx.rank());
+      send.resize(bytes * n, shiftFor(i, c.type)), send.fillCanary(), ref.fillInput(send.data(), ctx.rank());
       input.assign(send.data(), send.data() + bytes * n);
-      recv.resize(inPlace ? 0 : bytes), recv.fillCanary();
+      recv.resize(inPlace ? 0 : bytes, shiftFor(i + 1, c.type)), recv.fillCanary();
       uint8_t* recvbuff = inPlace ? send.data() + me * bytes : recv.data();
       auto args = collArgs(CollKind::kReduceScatter, send.data(), recvbuff, c.count, c.type, c.op);
       std::string err = ctx.call(args, [&](myrComm_t comm) {

@@ -23,12 +23,12 @@ std::string runAll(RankCtx& ctx, const std::vector<Combo>& combos, const Pattern
       std::string what = describe(c, false, true) + (inPlace ? " in place" : " out of place");
       int source = static_cast<int>(i * 2 + static_cast<size_t>(inPlace)) * n;
       bool nullSend = !root && i % 2 == 1, ownBlock = inPlace && root;
-      send.resize(root ? total : nullSend ? 0 : bytes), send.fillCanary();
+      send.resize(root ? total : nullSend ? 0 : bytes, shiftFor(i, c.type)), send.fillCanary();
       if (root)
         for (int p = 0; p < n; ++p) pattern.fill(send.data() + static_cast<size_t>(p) * bytes, bytes, source + p);
       if (!root) pattern.fill(send.data(), send.size(), source + n);  // not the root's: must not be read
       input.assign(send.data(), send.data() + send.size());
-      recv.resize(ownBlock ? 0 : bytes), recv.fillCanary();
+      recv.resize(ownBlock ? 0 : bytes, shiftFor(i + 1, c.type)), recv.fillCanary();
       uint8_t* recvbuff = ownBlock ? send.data() + static_cast<size_t>(me) * bytes : recv.data();
       const void* sendbuff = nullSend ? nullptr : send.data();
       auto args = collArgs(CollKind::kScatter, sendbuff, recvbuff, c.count, c.type, myrSum, c.root);
