@@ -61,6 +61,9 @@ std::vector<Case> casesFor(CollKind kind, const std::vector<int>& flatRanks) {
     for (int n : flatRanks) out.push_back({name, n, Layout{"1host", {}, true}, true});
     for (const Layout& l : hier ? hierLayouts() : flatMultiHostLayouts())
       out.push_back({name, static_cast<int>(l.hostOf.size()), l, !hier || l.even});
+    Layout small = hier ? makeLayout(false, {2, 2, 2}) : Layout{"1host", {}, true};
+    small.name += "_chunk1k";
+    out.push_back({name, hier ? 6 : 5, small, true, 1024});
   }
   // Nothing forced: the tuner mixes algorithms by size on one communicator, and falls back where it must.
   for (int n : {3, 16}) out.push_back({kTunerCase, n, Layout{"1host", {}, true}, false});
@@ -125,7 +128,7 @@ void runCase(const Case& c, uint64_t seed, const std::function<std::string(RankC
         mine = RankCtx(rank, c.nranks, forced, tuned, c.algo);
         return body(mine);
       },
-      RunOptions{c.algo == kTunerCase ? "" : c.algo, c.layout.hostOf});
+      RunOptions{c.algo == kTunerCase ? "" : c.algo, c.layout.hostOf, c.chunkBytes});
   std::ostringstream where;
   where << c.algo << " with " << c.nranks << " ranks (" << c.layout.name << "), seed " << seed
         << " (rerun with MYRIAD_TEST_SEED=" << seed << ")";

@@ -30,13 +30,15 @@ struct Case {
   // The forced algorithm must run every call: true for flat algorithms everywhere and for hierarchical ones
   // on even hosts; elsewhere supports() may refuse, and the refused calls are checked on the tuner's choice.
   bool mustRun = true;
+  size_t chunkBytes = 0;  // 0: the default; else a small MYRIAD_CHUNK_BYTES, so small counts span many slices
 };
 void PrintTo(const Case& c, std::ostream* os);
 std::string caseName(const ::testing::TestParamInfo<Case>& info);
 
 // Every registered algorithm of `kind` on one host with each of `flatRanks` ranks; flat algorithms also on
 // 2 hosts (4+4 blocked, 3+2 interleaved), *.hier ones on 13 layouts of 2 and 3 hosts with 1-4 ranks each,
-// even and uneven, blocked and interleaved; and "tuner" cases, unforced, on one host and on 2 and 3 hosts.
+// even and uneven, blocked and interleaved; each algorithm once more with 1 KiB chunks (5 ranks on one host,
+// hierarchical ones on 2+2+2); and "tuner" cases, unforced, on one host and on 2 and 3 hosts.
 // The algo name of cases that force nothing (runRankPairs with an empty MYRIAD_ALGO on both communicators).
 inline constexpr const char* kTunerCase = "tuner";
 

@@ -45,7 +45,9 @@ std::vector<RankResult> runRankPairs(int n, const PairBody& body, const RunOptio
       RankResult& out = results[static_cast<size_t>(r)];
       out.rank = r;
       if (!config.isOk()) return void(out.error = config.status().message());
-      Config forcedConfig = config.value(), tunedConfig = config.value();
+      Config forcedConfig = config.value();
+      if (options.chunkBytes) forcedConfig.chunkBytes = options.chunkBytes;
+      Config tunedConfig = forcedConfig;
       forcedConfig.algo = options.algo;
       tunedConfig.algo.clear();
       myrComm_t forced = nullptr, tuned = nullptr;

@@ -19,6 +19,7 @@ struct RankResult {
 struct RunOptions {
   std::string algo;         // forces algorithms, as MYRIAD_ALGO does (a comma list)
   std::vector<int> hostOf;  // rank -> host number (as MYRIAD_HOST_ID does); empty: all on one host
+  size_t chunkBytes = 0;    // MYRIAD_CHUNK_BYTES for both communicators of runRankPairs; 0: as configured
 };
 
 // Creates the communicator on n threads, runs body(rank, comm) on each, destroys the communicators.
@@ -27,7 +28,7 @@ std::vector<RankResult> runRanks(int n, const std::function<std::string(int rank
                                  const RunOptions& options);
 inline std::vector<RankResult> runRanks(int n, const std::function<std::string(int rank, myrComm_t comm)>& body,
                                         const std::string& algo = "") {
-  return runRanks(n, body, RunOptions{algo, {}});
+  return runRanks(n, body, RunOptions{algo, {}, 0});
 }
 
 // As runRanks, with two communicators per rank over the same hosts: `forced` with options.algo, `tuned`
