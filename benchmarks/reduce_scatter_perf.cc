@@ -29,9 +29,8 @@ myrResult_t reduceScatterRun(const CollArgs& a, const void* send, void* recv, my
 }
 
 constexpr Collective kReduceScatter{
-    "reduce_scatter",       /*hasOp=*/true,      /*hasRoot=*/false,
-    /*checkInPlace=*/true,  reduceScatterCounts, reductionInput,
-    reduceScatterCheckData, reduceScatterRun,    shardedBw,
+    "reduce_scatter",      /*hasOp=*/true,      /*hasRoot=*/false,
+    /*checkInPlace=*/true, reduceScatterCounts, reductionInput,    reduceScatterCheckData, reduceScatterRun, shardedBw,
 };
 
 }  // namespace
