@@ -1,23 +1,12 @@
 // myriad_all_reduce_perf: the all-reduce table for the shared benchmark driver (nccl-tests' all_reduce_perf).
 // Each rank sends and receives `count` elements; busbw = algbw * 2(n-1)/n, what each link of a ring carries.
 #include "benchmarks/common/bench_main.h"
+#include "benchmarks/common/coll_parts.h"
 #include "benchmarks/common/collective.h"
 #include "tests/common/reference.h"
 
 namespace myriad::bench {
 namespace {
-
-CollCounts allReduceCounts(size_t bytes, size_t typeSize, int /*nranks*/) {
-  CollCounts c;
-  c.count = bytes / typeSize;
-  c.sendCount = c.count;
-  c.recvCount = c.count;
-  return c;
-}
-
-void allReduceInitData(const CollArgs& a, void* send, uint64_t salt) {
-  test::fillInput(send, a.counts.sendCount, a.type, a.op, a.rank, a.nranks, salt);
-}
 
 size_t allReduceCheckData(const CollArgs& a, const void* recv, uint64_t salt) {
   return test::checkReduction(recv, a.counts.recvCount, a.type, a.op, a.nranks, salt).count;
@@ -28,13 +17,12 @@ myrResult_t allReduceRun(const CollArgs& a, const void* send, void* recv, myrCom
 }
 
 void allReduceBw(size_t bytes, double seconds, int nranks, double* algBw, double* busBw) {
-  *algBw = seconds > 0 ? static_cast<double>(bytes) / 1e9 / seconds : 0.0;
-  *busBw = *algBw * 2.0 * (nranks - 1) / nranks;
+  scaledBw(bytes, seconds, 2.0 * (nranks - 1) / nranks, algBw, busBw);
 }
 
 constexpr Collective kAllReduce{
-    "all_reduce",      /*hasOp=*/true,     /*hasRoot=*/false, allReduceCounts,
-    allReduceInitData, allReduceCheckData, allReduceRun,      allReduceBw,
+    "all_reduce",   /*hasOp=*/true,     /*hasRoot=*/false, /*checkInPlace=*/true, wholeCounts,
+    reductionInput, allReduceCheckData, allReduceRun,      allReduceBw,
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
-// The sweep, in nccl-tests' order: for each type, for each op, for each size: out-of-place then in-place,
-// each timed (warmup, then iters) and, with -c 1, run once more on fresh inputs over a poisoned receive
-// buffer and checked, so results left over from the timed loop cannot pass the check.
+// The sweep, in nccl-tests' order: for each type, op, root (-r -1: every rank) and size: out-of-place, then
+// in-place, each timed (warmup, then iters) and, with -c 1, run once more on fresh inputs over a poisoned
+// receive buffer and checked, so results left over from the timed loop cannot pass the check.
 #include "benchmarks/common/bench_runner.h"
 
 #include <unistd.h>
@@ -34,6 +34,12 @@ Buffer allocateTouched(size_t bytes) {
   return b;
 }
 
+// Elements of the receive buffer that any rank's in-place call touches (the offsets grow with the rank).
+size_t recvExtent(const CollCounts& c, int nranks) {
+  const size_t last = static_cast<size_t>(nranks - 1);
+  return std::max(c.recvCount + last * c.recvInPlaceOffset, c.sendCount + last * c.sendInPlaceOffset);
+}
+
 // Largest send and receive areas over the types of the run, at maxBytes.
 void bufferBytes(const Collective& coll, const Options& o, int nranks, size_t* sendBytes, size_t* recvBytes) {
   *sendBytes = *recvBytes = 0;
@@ -41,9 +47,16 @@ void bufferBytes(const Collective& coll, const Options& o, int nranks, size_t* s
     const size_t ts = test::dataTypeSize(type);
     const CollCounts c = coll.getCounts(o.maxBytes, ts, nranks);
     *sendBytes = std::max(*sendBytes, c.sendCount * ts);
-    *recvBytes =
-        std::max({*recvBytes, (c.recvCount + c.recvInPlaceOffset) * ts, (c.sendCount + c.sendInPlaceOffset) * ts});
+    *recvBytes = std::max(*recvBytes, recvExtent(c, nranks) * ts);
   }
+}
+
+// The roots of the sweep: -r, or every rank for -r -1 (nccl-tests); a collective without one runs once.
+std::vector<int> sweepRoots(const Collective& coll, const Options& o, int nranks) {
+  if (!coll.hasRoot || o.root != -1) return {o.root};
+  std::vector<int> roots(static_cast<size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) roots[static_cast<size_t>(r)] = r;
+  return roots;
 }
 
 struct Sweep {
@@ -53,20 +66,22 @@ struct Sweep {
   unsigned char* sendBuf;
   unsigned char* recvBuf;
 
+  unsigned char* inPlaceSend(const CollArgs& a) const {
+    return recvBuf + a.counts.sendInPlaceOffset * test::dataTypeSize(a.type) * a.rank;
+  }
+
   // Times and checks one half (out of place or in place) of one row.
   bool runHalf(const CollArgs& a, bool inPlace, size_t bytes, uint64_t salt, ResultHalf* h, std::string* error) {
     const size_t ts = test::dataTypeSize(a.type);
-    unsigned char* recv = recvBuf + (inPlace ? a.counts.recvInPlaceOffset * ts : 0);
-    unsigned char* send = inPlace ? recvBuf + a.counts.sendInPlaceOffset * ts : sendBuf;
+    unsigned char* recv = recvBuf + (inPlace ? a.counts.recvInPlaceOffset * ts * a.rank : 0);
+    unsigned char* send = inPlace ? inPlaceSend(a) : sendBuf;
     double seconds = 0;
     auto call = [&] { return coll.run(a, send, recv, ctx.comm, ctx.stream); };
     if (!timeCalls(ctx, o.warmupIters, o.iters, call, &seconds, error)) return false;
     double wrong = 0;
-    if (o.check) {
-      std::memset(
-          recvBuf, kPoison,
-          (std::max(a.counts.recvCount + a.counts.recvInPlaceOffset, a.counts.sendCount + a.counts.sendInPlaceOffset)) *
-              ts);
+    const bool check = o.check && (!inPlace || coll.checkInPlace);
+    if (check) {
+      std::memset(recvBuf, kPoison, recvExtent(a.counts, a.nranks) * ts);
       coll.initData(a, send, salt);
       const myrResult_t res = call();
       if (res != myrSuccess) {
@@ -80,7 +95,7 @@ struct Sweep {
     if (!combineAcrossRanks(ctx, seconds, o.average, &combined, error)) return false;
     if (!sumAcrossRanks(ctx, wrong, &h->wrong, error)) return false;
     h->timeUs = combined * 1e6;
-    h->checked = o.check;
+    h->checked = check;
     coll.getBw(bytes, combined, ctx.nranks, &h->algBw, &h->busBw);
     return true;
   }
@@ -123,30 +138,33 @@ bool runSweep(const Collective& coll, const Options& o, const RunDescription& ru
   double busBwSum = 0;
   int busBwCount = 0;
   bool ok = true;
+  const std::vector<int> roots = sweepRoots(coll, o, ctx.nranks);
   for (size_t t = 0; ok && t < o.types.size(); ++t) {
     for (size_t k = 0; ok && k < ops.size(); ++k) {
-      CollArgs a{o.types[t], ops[k], o.root, ctx.rank, ctx.nranks, {}};
-      const size_t ts = test::dataTypeSize(a.type);
-      a.counts = coll.getCounts(o.maxBytes, ts, ctx.nranks);  // valid values everywhere before timing
-      coll.initData(a, sendBuf.get(), 0);
-      coll.initData(a, recvBuf.get() + a.counts.sendInPlaceOffset * ts, 0);
-      for (size_t s = 0; ok && s < sizes.size(); ++s) {
-        a.counts = coll.getCounts(sizes[s], ts, ctx.nranks);
-        ResultRow row;
-        row.bytes = std::max(a.counts.sendCount, a.counts.recvCount) * ts;
-        row.count = a.counts.count;
-        row.type = test::dataTypeName(a.type);
-        row.op = coll.hasOp ? test::redOpName(a.op) : "none";
-        row.root = coll.hasRoot ? o.root : -1;
-        const uint64_t salt = (t * 131 + k * 17 + s) * 2 + 1;
-        ok = sweep.runHalf(a, false, row.bytes, salt, &row.outOfPlace, error) &&
-             sweep.runHalf(a, true, row.bytes, salt + 1, &row.inPlace, error);
-        if (!ok) break;
-        *wrongTotal += row.outOfPlace.wrong + row.inPlace.wrong;
-        busBwSum += row.outOfPlace.busBw + row.inPlace.busBw;
-        busBwCount += 2;
-        if (printer) printRow(stdout, row);
-        if (json != nullptr) writeJsonRow(json, run, o, row);
+      for (size_t r = 0; ok && r < roots.size(); ++r) {
+        CollArgs a{o.types[t], ops[k], roots[r], ctx.rank, ctx.nranks, {}};
+        const size_t ts = test::dataTypeSize(a.type);
+        a.counts = coll.getCounts(o.maxBytes, ts, ctx.nranks);  // valid values everywhere before timing
+        coll.initData(a, sendBuf.get(), 0);
+        coll.initData(a, sweep.inPlaceSend(a), 0);
+        for (size_t s = 0; ok && s < sizes.size(); ++s) {
+          a.counts = coll.getCounts(sizes[s], ts, ctx.nranks);
+          ResultRow row;
+          row.bytes = std::max(a.counts.sendCount, a.counts.recvCount) * ts;
+          row.count = a.counts.count;
+          row.type = test::dataTypeName(a.type);
+          row.op = coll.hasOp ? test::redOpName(a.op) : "none";
+          row.root = coll.hasRoot ? a.root : -1;
+          const uint64_t salt = (t * 131 + k * 17 + r * 7919 + s) * 2 + 1;
+          ok = sweep.runHalf(a, false, row.bytes, salt, &row.outOfPlace, error) &&
+               sweep.runHalf(a, true, row.bytes, salt + 1, &row.inPlace, error);
+          if (!ok) break;
+          *wrongTotal += row.outOfPlace.wrong + row.inPlace.wrong;
+          busBwSum += row.outOfPlace.busBw + row.inPlace.busBw;
+          busBwCount += 2;
+          if (printer) printRow(stdout, row);
+          if (json != nullptr) writeJsonRow(json, run, o, row);
+        }
       }
     }
   }

@@ -12,11 +12,13 @@ namespace myriad::bench {
 
 // Element counts of one message size, per rank.
 struct CollCounts {
-  size_t sendCount = 0;          // elements in sendbuff
-  size_t recvCount = 0;          // elements in recvbuff
-  size_t count = 0;              // the "count" column (the count argument of the call)
-  size_t sendInPlaceOffset = 0;  // in place: sendbuff = recvbuff + this many elements
-  size_t recvInPlaceOffset = 0;  // in place: recvbuff = recvbuff + this many elements
+  size_t sendCount = 0;  // elements in sendbuff
+  size_t recvCount = 0;  // elements in recvbuff
+  size_t count = 0;      // the "count" column (the count argument of the call)
+  // In place, as nccl-tests places it: sendbuff = recvbuff + rank * sendInPlaceOffset and recvbuff =
+  // recvbuff + rank * recvInPlaceOffset (all-gather: sendbuff at the rank's block; reduce-scatter: recvbuff).
+  size_t sendInPlaceOffset = 0;
+  size_t recvInPlaceOffset = 0;
 };
 
 struct CollArgs {
@@ -29,9 +31,10 @@ struct CollArgs {
 };
 
 struct Collective {
-  const char* name;  // as in the file name and JSON: "all_reduce"
-  bool hasOp;        // false: the redop column says "none"
-  bool hasRoot;      // false: the root column says -1
+  const char* name;   // as in the file name and JSON: "all_reduce"
+  bool hasOp;         // false: the redop column says "none"
+  bool hasRoot;       // false: the root column says -1
+  bool checkInPlace;  // false: in place is timed but not checked (#wrong N/A), as nccl-tests does for sendrecv
   // Counts for a message of `bytes` bytes of elements of `typeSize` bytes.
   CollCounts (*getCounts)(size_t bytes, size_t typeSize, int nranks);
   // Fills this rank's input for a checked run: into send (out of place) or into the in-place send area.

@@ -112,7 +112,7 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode) {
   app.add_option("-d,--datatype", types,
                  "int8|uint8|int32|uint32|int64|uint64|half|float|double|bfloat16|f8e4m3|f8e5m2|all")
       ->capture_default_str();
-  app.add_option("-r,--root", o.root, "root rank of rooted collectives")->capture_default_str();
+  app.add_option("-r,--root", o.root, "root rank of rooted collectives; -1: every rank in turn")->capture_default_str();
   app.add_option("-z,--blocking", blocking, "1: blocking calls (NULL stream); 0: a host stream")
       ->check(CLI::IsMember({0, 1}))
       ->capture_default_str();

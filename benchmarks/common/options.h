@@ -24,7 +24,7 @@ struct Options {
   bool check = true;                             // -c
   std::vector<myrRedOp_t> ops{myrSum};           // -o
   std::vector<myrDataType_t> types{myrFloat32};  // -d
-  int root = 0;                                  // -r
+  int root = 0;                                  // -r; -1: every rank in turn
   bool blocking = false;                         // -z 1: NULL stream; 0: a host stream
   Average average = Average::kMean;              // -a
   int nranks = 0;                                // -np; 0: not given

@@ -103,6 +103,21 @@ std::string finishComm(myrComm_t comm, myrStream_t stream) {
   return res == myrSuccess ? "" : resultText("myrCommDestroy", res, nullptr);
 }
 
+int runInChild(int nranks, int rank, const myrUniqueId& id, bool hostStream,
+               const std::function<std::string(myrComm_t, myrStream_t)>& body) {
+  myrComm_t comm = nullptr;
+  std::string err = initComm(&comm, nranks, id, rank);
+  MYR_CHILD_CHECK(err.empty(), err);
+  myrStream_t stream = nullptr;
+  err = makeStream(hostStream, &stream);
+  MYR_CHILD_CHECK(err.empty(), err);
+  err = body(comm, stream);
+  MYR_CHILD_CHECK(err.empty(), err);
+  err = finishComm(comm, stream);
+  MYR_CHILD_CHECK(err.empty(), err);
+  return 0;
+}
+
 std::string syncStream(myrStream_t stream, myrComm_t comm) {
   if (stream == nullptr) return "";
   const myrResult_t res = myrStreamSynchronize(stream);

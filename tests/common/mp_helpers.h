@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -49,6 +50,11 @@ std::string initComm(myrComm_t* comm, int nranks, const myrUniqueId& id, int ran
 std::string makeStream(bool hostStream, myrStream_t* stream);
 // Destroys the stream (when not NULL), then the communicator; "" on success.
 std::string finishComm(myrComm_t comm, myrStream_t stream);
+// The usual body of a forked rank, after the caller chose transport, hosts and algorithms: joins the
+// communicator, makes the stream `hostStream` asks for, runs body(comm, stream) ("" or what went wrong),
+// tears both down. Returns the child's exit code; a failure is reported with the rank.
+int runInChild(int nranks, int rank, const myrUniqueId& id, bool hostStream,
+               const std::function<std::string(myrComm_t comm, myrStream_t stream)>& body);
 // myrStreamSynchronize when stream is not NULL; "" on success.
 std::string syncStream(myrStream_t stream, myrComm_t comm);
 

@@ -28,17 +28,9 @@ TEST_P(CollectiveMp, MatchesReference) {
   const std::vector<CollCase> cases = collCases(coll, p.nranks);
   auto body = [&](int rank, const myrUniqueId& id) -> int {
     useTransport(p.transport);
-    myrComm_t comm = nullptr;
-    std::string err = initComm(&comm, p.nranks, id, rank);
-    MYR_CHILD_CHECK(err.empty(), err);
-    myrStream_t stream = nullptr;
-    err = makeStream(p.hostStream, &stream);
-    MYR_CHILD_CHECK(err.empty(), err);
-    err = runCollCases(comm, rank, p.nranks, cases, stream, seed);
-    MYR_CHILD_CHECK(err.empty(), err);
-    err = finishComm(comm, stream);
-    MYR_CHILD_CHECK(err.empty(), err);
-    return 0;
+    return runInChild(p.nranks, rank, id, p.hostStream, [&](myrComm_t comm, myrStream_t stream) {
+      return runCollCases(comm, rank, p.nranks, cases, stream, seed);
+    });
   };
   const ForkOutcome out = forkRanks(p.nranks, body, 120s, seed);
   ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();

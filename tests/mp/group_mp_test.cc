@@ -106,17 +106,8 @@ class GroupMp : public testing::TestWithParam<MpParam> {
     const uint64_t seed = testSeed();
     auto body = [&](int rank, const myrUniqueId& id) -> int {
       useTransport(p.transport);
-      myrComm_t comm = nullptr;
-      std::string err = initComm(&comm, p.nranks, id, rank);
-      MYR_CHILD_CHECK(err.empty(), err);
-      myrStream_t stream = nullptr;
-      err = makeStream(p.hostStream, &stream);
-      MYR_CHILD_CHECK(err.empty(), err);
-      err = fn(comm, rank, stream, seed);
-      MYR_CHILD_CHECK(err.empty(), err);
-      err = finishComm(comm, stream);
-      MYR_CHILD_CHECK(err.empty(), err);
-      return 0;
+      return runInChild(p.nranks, rank, id, p.hostStream,
+                        [&](myrComm_t comm, myrStream_t stream) { return fn(comm, rank, stream, seed); });
     };
     const ForkOutcome out = forkRanks(p.nranks, body, 60s, seed);
     ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();

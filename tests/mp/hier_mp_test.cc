@@ -80,18 +80,11 @@ TEST_P(HierMp, MatchesReference) {
     useTransport(Transport::kShm);
     useHosts(rank, p.nranks, p.nhosts);
     forceAlgorithms(p.algo);
-    myrComm_t comm = nullptr;
-    std::string err = initComm(&comm, p.nranks, id, rank);
-    MYR_CHILD_CHECK(err.empty(), err);
-    myrStream_t stream = nullptr;
-    err = makeStream(p.hostStream, &stream);
-    MYR_CHILD_CHECK(err.empty(), err);
-    err = runCollCases(comm, rank, p.nranks, cases, stream, seed);
-    MYR_CHILD_CHECK(err.empty(), "MYRIAD_ALGO=" + p.algo + " on host " +
-                                     std::to_string(hostOfRank(rank, p.nranks, p.nhosts)) + ": " + err);
-    err = finishComm(comm, stream);
-    MYR_CHILD_CHECK(err.empty(), err);
-    return 0;
+    return runInChild(p.nranks, rank, id, p.hostStream, [&](myrComm_t comm, myrStream_t stream) {
+      std::string err = runCollCases(comm, rank, p.nranks, cases, stream, seed);
+      if (err.empty()) return err;
+      return "MYRIAD_ALGO=" + p.algo + " on host " + std::to_string(hostOfRank(rank, p.nranks, p.nhosts)) + ": " + err;
+    });
   };
   const ForkOutcome out = forkRanks(p.nranks, body, 120s, seed);
   ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();

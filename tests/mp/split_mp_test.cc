@@ -115,19 +115,12 @@ class SplitMp : public testing::TestWithParam<SplitParam> {
     auto body = [&](int rank, const myrUniqueId& id) -> int {
       useTransport(p.transport);
       useHosts(rank, p.nranks, p.nhosts);
-      myrComm_t comm = nullptr;
-      std::string err = initComm(&comm, p.nranks, id, rank);
-      MYR_CHILD_CHECK(err.empty(), err);
-      myrStream_t stream = nullptr;
-      err = makeStream(p.hostStream, &stream);
-      MYR_CHILD_CHECK(err.empty(), err);
-      err = fn(comm, rank, stream, seed);
-      MYR_CHILD_CHECK(err.empty(), err);
-      err = exercise(comm, stream, seed + 1000);
-      MYR_CHILD_CHECK(err.empty(), "the parent after the splits: " + err);
-      err = finishComm(comm, stream);
-      MYR_CHILD_CHECK(err.empty(), err);
-      return 0;
+      return runInChild(p.nranks, rank, id, p.hostStream, [&](myrComm_t comm, myrStream_t stream) {
+        std::string err = fn(comm, rank, stream, seed);
+        if (!err.empty()) return err;
+        err = exercise(comm, stream, seed + 1000);
+        return err.empty() ? err : "the parent after the splits: " + err;
+      });
     };
     const ForkOutcome out = forkRanks(p.nranks, body, 60s, seed);
     ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
