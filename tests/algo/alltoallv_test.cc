@@ -138,16 +138,7 @@ TEST_P(AllToAllvAlgo, EverySegmentFromItsSender) {
   });
 }
 
-// Hierarchical all-to-all aggregates equal blocks per host; all-to-allv is not asked of it, so its refusals
-// are allowed (and checked: refused with invalid usage, rerun on the tuner's choice, counted in the output).
-std::vector<Case> vCases() {
-  auto cases = casesFor(CollKind::kAllToAll);
-  for (Case& c : cases)
-    if (c.algo.ends_with(".hier")) c.mustRun = false;
-  return cases;
-}
-
-INSTANTIATE_TEST_SUITE_P(All, AllToAllvAlgo, ::testing::ValuesIn(vCases()), caseName);
+INSTANTIATE_TEST_SUITE_P(All, AllToAllvAlgo, ::testing::ValuesIn(casesFor(CollKind::kAllToAll)), caseName);
 
 }  // namespace
 }  // namespace myriad::test
