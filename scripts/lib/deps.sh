@@ -1,7 +1,7 @@
 # Installs what Myriad's build, tests and demo need on a fresh Debian machine (root, apt), once.
 # Sourced by scripts/demo and scripts/test; a package already present costs one dpkg query.
 myriad_apt_packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libcli11-dev libhwloc-dev
-                     clang-format iproute2 procps)
+                     libpugixml-dev clang-format iproute2 procps)
 
 myriad_install_deps() {
   local missing=()
@@ -21,6 +21,6 @@ myriad_build() {
   local dir=$1
   shift
   cmake -S "$MYRIAD_ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; return 1; }
-  grep -A8 "Myriad .* configuration" "$dir/configure.log" | sed 's/^-- //'
+  grep -A9 "Myriad .* configuration" "$dir/configure.log" | sed 's/^-- //'
   cmake --build "$dir" -j "${MYRIAD_JOBS:-2}"
 }

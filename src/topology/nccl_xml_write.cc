@@ -1,0 +1,124 @@
+// Writes NCCL topology XML: <cpu> roots, the <pci> tree with class, ids and link speed, <gpu> with
+// <nvlink> (each GPU lists every NVLink it has, as NCCL's dumps do) and <nic>/<net>. NVSwitches that are
+// only NVLink ends appear as nvlink targets with their class, which is how the reader recreates them.
+#include <cstdio>
+#include <string>
+
+#include "topology/link_speed.h"
+#include "topology/topology_file.h"
+
+namespace myriad {
+namespace {
+
+std::string hex(uint32_t v, int digits) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0x%0*x", digits, v);
+  return buf;
+}
+
+std::string attr(const char* name, const std::string& value) {
+  return std::string(" ") + name + "=\"" + value + "\"";
+}
+
+class NcclWriter {
+ public:
+  explicit NcclWriter(const Topology& topo) : topo_(topo) {}
+
+  std::string write() {
+    out_ = "<system version=\"1\">\n";
+    for (size_t i = 0; i < topo_.nodes.size(); ++i) {
+      if (topo_.nodes[i].kind == NodeKind::kCpu && topo_.nodes[i].parent < 0) writeCpu(static_cast<int>(i));
+    }
+    out_ += "</system>\n";
+    return std::move(out_);
+  }
+
+ private:
+  void writeCpu(int i) {
+    const Node& n = topo_.nodes[i];
+    out_ += "  <cpu" + attr("numaid", std::to_string(n.numa));
+    if (!n.affinity.empty()) out_ += attr("affinity", n.affinity);
+    if (!n.arch.empty()) out_ += attr("arch", n.arch);
+    if (!n.cpuVendor.empty()) out_ += attr("vendor", n.cpuVendor);
+    out_ += ">\n";
+    writeChildren(i, 2);
+    out_ += "  </cpu>\n";
+  }
+
+  void writeChildren(int parent, int depth) {
+    for (size_t i = 0; i < topo_.nodes.size(); ++i) {
+      if (topo_.nodes[i].parent != parent) continue;
+      if (topo_.nodes[i].busId.empty()) {
+        writeNic(static_cast<int>(i), depth);
+      } else {
+        writePci(static_cast<int>(i), depth);
+      }
+    }
+  }
+
+  void writePci(int i, int depth) {
+    const Node& n = topo_.nodes[i];
+    std::string pad(2 * depth, ' ');
+    out_ += pad + "<pci" + attr("busid", n.busId);
+    if (n.pciClass) out_ += attr("class", hex(n.pciClass, 6));
+    if (n.vendor) out_ += attr("vendor", hex(n.vendor, 4));
+    if (n.device) out_ += attr("device", hex(n.device, 4));
+    const Link* up = upLink(i);
+    out_ += attr("link_speed", pcieSpeedName(up ? up->pcieGen : 0));
+    out_ += attr("link_width", std::to_string(up ? up->pcieWidth : 0));
+    out_ += ">\n";
+    if (n.kind == NodeKind::kGpu) writeGpu(i, depth + 1);
+    if (!n.ports.empty()) writeNic(i, depth + 1);
+    writeChildren(i, depth + 1);
+    out_ += pad + "</pci>\n";
+  }
+
+  void writeGpu(int i, int depth) {
+    const Node& n = topo_.nodes[i];
+    std::string pad(2 * depth, ' ');
+    out_ += pad + "<gpu";
+    if (n.gpuIndex >= 0) out_ += attr("dev", std::to_string(n.gpuIndex));
+    if (n.sm) out_ += attr("sm", std::to_string(n.sm));
+    out_ += ">\n";
+    for (const Link& l : topo_.links) {
+      if (l.kind != LinkKind::kNvlink || (l.a != i && l.b != i)) continue;
+      const Node& other = topo_.nodes[l.a == i ? l.b : l.a];
+      // An NVLink to a CPU has no bus id of its own; NCCL spells the CPU end as a bridge class.
+      std::string target = other.kind == NodeKind::kCpu ? "ffffffff:ff:ff.f" : other.busId;
+      uint32_t tclass = other.kind == NodeKind::kCpu ? 0x060400 : other.pciClass;
+      if (other.kind == NodeKind::kNvSwitch && (tclass >> 8) != 0x0680) tclass = 0x068000;
+      if (other.kind == NodeKind::kGpu && (tclass >> 16) != 0x03) tclass = 0x030200;
+      out_ += pad + "  <nvlink" + attr("target", target) + attr("count", std::to_string(l.count)) +
+              attr("tclass", hex(tclass, 6)) + "/>\n";
+    }
+    out_ += pad + "</gpu>\n";
+  }
+
+  void writeNic(int i, int depth) {
+    std::string pad(2 * depth, ' ');
+    out_ += pad + "<nic>\n";
+    for (const NicPort& p : topo_.nodes[i].ports) {
+      out_ += pad + "  <net" + attr("name", p.name) + attr("port", std::to_string(p.port)) +
+              attr("speed", std::to_string(p.speedMbps)) + "/>\n";
+    }
+    out_ += pad + "</nic>\n";
+  }
+
+  const Link* upLink(int i) const {
+    for (const Link& l : topo_.links) {
+      if (l.kind == LinkKind::kPcie && l.b == i) return &l;
+    }
+    return nullptr;
+  }
+
+  const Topology& topo_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string writeNcclXml(const Topology& topo) {
+  return NcclWriter(topo).write();
+}
+
+}  // namespace myriad

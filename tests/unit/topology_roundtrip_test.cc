@@ -1,0 +1,138 @@
+// unit tier: NCCL XML round trip (load -> write -> load gives an equal Topology) for every NCCL fixture,
+// and hostile input: every fixture cut at many points, random bytes and byte flips give errors that name
+// the file and line, never a crash (meaningful under ASan/UBSan too: no reads past what was given).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "tests/unit/topology_fixtures.h"
+
+namespace myriad {
+namespace {
+
+#ifdef MYRIAD_HAVE_PUGIXML
+
+const std::vector<std::string> kNcclFiles = {
+    "azure-ndv2-v100-nccl-topo.xml",           "azure-ndv4-a100-nccl-topo.xml",
+    "azure-ndv5-h100-nccl-topo.xml",           "azure-ncv4-a100pcie-nccl-topo.xml",
+    "aws-p4d-24xlarge-a100-nccl-topo.xml",     "aws-p4de-24xlarge-a100-80gb-nccl-topo.xml",
+    "aws-p5-48xlarge-h100-nccl-topo.xml",      "aws-g5-48xlarge-a10g-nccl-topo.xml",
+    "oci-bm-gpu-h100-8-nccl-topo.xml",         "oci-bm-gpu4-8-a100-nccl-topo.xml",
+    "oci-bm-gpu-b4-8-a100-80gb-nccl-topo.xml", "rccl-amd-mi300x-8gpu-8nic-topo.xml"};
+
+const std::vector<std::string> kHwlocFiles = {
+    "hwloc-nvidia-dgx2h-16xv100-nvswitch.xml", "hwloc-ibm-power8-4xp100-nvlink.xml",
+    "hwloc-jureca-dc-gpu-4xa100-4xhdr.xml", "hwloc-v1-meluxina-gpu-4xa100-2xhdr.xml"};
+
+std::string readFixture(const std::string& name) {
+  std::ifstream in(test::fixturePath(name), std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  EXPECT_FALSE(s.str().empty()) << name;
+  return s.str();
+}
+
+// An error must start with "name:LINE: ".
+void expectNamedError(const Status& s, const std::string& name) {
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.toString();
+  const std::string& m = s.message();
+  ASSERT_EQ(m.rfind(name + ":", 0), 0u) << m;
+  ASSERT_GT(m.size(), name.size() + 1);
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(m[name.size() + 1]))) << m;
+}
+
+TEST(TopologyFile, NcclRoundTripGivesAnEqualTopology) {
+  for (const std::string& name : kNcclFiles) {
+    SCOPED_TRACE(name);
+    Topology first = test::loadFixture(name);
+    ASSERT_FALSE(first.nodes.empty());
+    std::string xml = writeNcclXml(first);
+    Result<Topology> second = parseTopology(xml, name + " (written)");
+    ASSERT_TRUE(second.isOk()) << second.status().toString() << "\n" << xml;
+    EXPECT_EQ(first, second.value()) << "first:\n" << first << "second:\n" << second.value() << "xml:\n" << xml;
+    EXPECT_EQ(writeNcclXml(second.value()), xml);
+  }
+}
+
+TEST(TopologyFile, EveryTruncationIsANamedError) {
+  std::vector<std::string> all = kNcclFiles;
+  all.insert(all.end(), kHwlocFiles.begin(), kHwlocFiles.end());
+  for (const std::string& name : all) {
+    std::string text = readFixture(name);
+    size_t lastTag = text.rfind('>');
+    size_t step = std::max<size_t>(1, text.size() / 400);
+    for (size_t cut = 0; cut < lastTag; cut += step) {
+      Result<Topology> r = parseTopology(std::string_view(text).substr(0, cut), name);
+      ASSERT_FALSE(r.isOk()) << name << " cut at " << cut;
+      expectNamedError(r.status(), name);
+    }
+  }
+}
+
+TEST(TopologyFile, RandomBytesAndFlippedBytesNeverCrash) {
+  std::mt19937 rng(12345);
+  for (int i = 0; i < 300; ++i) {
+    std::string junk(rng() % 2048, '\0');
+    for (char& c : junk) c = static_cast<char>(rng());
+    if (i % 3 == 0) junk = "<system version=\"1\">" + junk;
+    Result<Topology> r = parseTopology(junk, "junk");
+    ASSERT_FALSE(r.isOk()) << "seed 12345 case " << i;
+    expectNamedError(r.status(), "junk");
+  }
+  std::vector<std::string> all = kNcclFiles;
+  all.insert(all.end(), kHwlocFiles.begin(), kHwlocFiles.end());
+  const char kXmlish[] = "<>/=\"' x0123456789abcdef:.-";
+  for (const std::string& name : all) {
+    std::string text = readFixture(name);
+    for (int i = 0; i < 60; ++i) {
+      std::string bent = text;
+      for (int k = 0; k < 4; ++k) bent[rng() % bent.size()] = kXmlish[rng() % (sizeof(kXmlish) - 1)];
+      Result<Topology> r = parseTopology(bent, name);
+      if (!r.isOk()) expectNamedError(r.status(), name);  // some flips leave a valid file
+    }
+  }
+}
+
+TEST(TopologyFile, SemanticErrorsNameTheLineAndWhatWasExpected) {
+  struct Case {
+    const char* xml;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {"<system>\n</system>", "f.xml:1: <system> without version"},
+      {"<system version=\"1\">\n<cpu/>\n</system>", "f.xml:2: <cpu> without numaid"},
+      {"<system version=\"1\">\n<cpu numaid=\"x\"/>\n</system>", "f.xml:2: <cpu> numaid=\"x\": expected an integer"},
+      {"<system version=\"1\"><cpu numaid=\"0\">\n<pci busid=\"0:0\"/></cpu></system>", "f.xml:2: <pci> busid"},
+      {"<system version=\"1\"><cpu numaid=\"0\">\n\n<pci busid=\"0000:01:00.0\" class=\"0xzz\"/></cpu></system>",
+       "f.xml:3: <pci> class=\"0xzz\": expected a hexadecimal"},
+      {"<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\"/>\n<pci busid=\"0000:01:00.0\"/>"
+       "</cpu></system>",
+       "f.xml:2: bus id 0000:01:00.0 appears twice"},
+      {"<hello/>", "f.xml:1: root element <hello>: expected <system>"},
+      {"", "f.xml:1: malformed XML"},
+      {"<system version=\"1\">\n<cpu numaid=\"0\">\n", "f.xml:2: malformed XML"},
+  };
+  for (const Case& c : cases) {
+    Result<Topology> r = parseTopology(c.xml, "f.xml");
+    ASSERT_FALSE(r.isOk()) << c.xml;
+    EXPECT_NE(r.status().message().find(c.needle), std::string::npos) << r.status().message();
+  }
+  std::string deep = "<system version=\"1\"><cpu numaid=\"0\">";
+  for (int i = 0; i < 5000; ++i) deep += "<pci busid=\"0000:01:00.0\">";
+  Result<Topology> r = parseTopology(deep, "deep.xml");
+  EXPECT_FALSE(r.isOk());
+}
+
+TEST(TopologyFile, MissingFileIsASystemErrorNamingThePath) {
+  Result<Topology> r = loadTopologyFile("/nonexistent/topo.xml");
+  ASSERT_FALSE(r.isOk());
+  EXPECT_EQ(r.status().code(), Code::kSystemError);
+  EXPECT_NE(r.status().message().find("/nonexistent/topo.xml"), std::string::npos);
+}
+
+#endif
+
+}  // namespace
+}  // namespace myriad
