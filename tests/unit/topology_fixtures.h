@@ -35,6 +35,30 @@ inline int nvlinkCount(const Topology& t) {
   return n;
 }
 
+// Counts of a fixture; -1 leaves one unchecked.
+struct Counts {
+  int gpus = -1;
+  int nics = -1;
+  int numa = -1;
+  int nvlinks = -1;
+  int switches = -1;
+  int nvswitches = -1;
+};
+
+inline void expectCounts(const Topology& t, const Counts& c) {
+  auto check = [](int want, int got, const char* what) {
+    if (want >= 0) {
+      EXPECT_EQ(got, want) << what;
+    }
+  };
+  check(c.gpus, t.count(NodeKind::kGpu), "GPUs");
+  check(c.nics, t.count(NodeKind::kNic), "NICs");
+  check(c.numa, numaCount(t), "NUMA nodes");
+  check(c.nvlinks, nvlinkCount(t), "NVLinks");
+  check(c.switches, t.count(NodeKind::kPciSwitch), "PCI switches");
+  check(c.nvswitches, t.count(NodeKind::kNvSwitch), "NVSwitches");
+}
+
 // NUMA node of the node with this bus id (-2 if there is no such node).
 inline int numaOfBus(const Topology& t, const std::string& busId) {
   int i = t.findBusId(busId);

@@ -10,12 +10,7 @@ namespace {
 
 #ifdef MYRIAD_HAVE_PUGIXML
 
-using test::kindOfBus;
-using test::loadFixture;
-using test::numaCount;
-using test::numaOfBus;
-using test::nvlinkCount;
-using test::parentOfBus;
+using namespace test;  // NOLINT: the fixture helpers
 
 // The node two levels above (the switch that a GPU and its NIC share in these servers).
 int grandparentOfBus(const Topology& t, const std::string& busId) {
@@ -25,12 +20,8 @@ int grandparentOfBus(const Topology& t, const std::string& busId) {
 
 TEST(HwlocXml, Dgx2SixteenGpusTwelveNvSwitchesTwoBaseboards) {
   Topology t = loadFixture("hwloc-nvidia-dgx2h-16xv100-nvswitch.xml");
-  ASSERT_EQ(t.count(NodeKind::kGpu), 16);
-  EXPECT_EQ(t.count(NodeKind::kNvSwitch), 12);
+  expectCounts(t, {.gpus = 16, .nics = 0, .numa = 2, .nvlinks = 96, .nvswitches = 12});
   EXPECT_EQ(kindOfBus(t, "0000:66:00.0"), NodeKind::kNvSwitch);  // all-zero ids, subtype only
-  EXPECT_EQ(t.count(NodeKind::kNic), 0);
-  EXPECT_EQ(numaCount(t), 2);
-  EXPECT_EQ(nvlinkCount(t), 96);
   for (int i = 0; i < 16; ++i) {
     int gi = t.findGpu(i);
     ASSERT_GE(gi, 0) << i;
@@ -50,10 +41,7 @@ TEST(HwlocXml, Dgx2SixteenGpusTwelveNvSwitchesTwoBaseboards) {
 
 TEST(HwlocXml, Power8NvlinkBetweenGpuPairsAndToTheCpu) {
   Topology t = loadFixture("hwloc-ibm-power8-4xp100-nvlink.xml");
-  ASSERT_EQ(t.count(NodeKind::kGpu), 4);
-  EXPECT_EQ(t.count(NodeKind::kNic), 0);
-  EXPECT_EQ(numaCount(t), 2);
-  EXPECT_EQ(nvlinkCount(t), 6);
+  expectCounts(t, {.gpus = 4, .nics = 0, .numa = 2, .nvlinks = 6});
   int g0 = t.findGpu(0), g1 = t.findGpu(1), g2 = t.findGpu(2), g3 = t.findGpu(3);
   ASSERT_TRUE(g0 >= 0 && g1 >= 0 && g2 >= 0 && g3 >= 0);
   EXPECT_EQ(t.nodes[g0].busId, "0002:01:00.0");  // cuda0
@@ -70,11 +58,9 @@ TEST(HwlocXml, Power8NvlinkBetweenGpuPairsAndToTheCpu) {
 
 TEST(HwlocXml, JurecaEachGpuSharesASwitchWithOneHdrNic) {
   Topology t = loadFixture("hwloc-jureca-dc-gpu-4xa100-4xhdr.xml");
-  EXPECT_EQ(t.count(NodeKind::kGpu), 4);  // the BMC's ASPEED VGA is not one
-  EXPECT_EQ(kindOfBus(t, "0000:62:00.0"), NodeKind::kPciDevice);
-  EXPECT_EQ(t.count(NodeKind::kNic), 6);  // 4 ConnectX-6 + a dual-port Intel Ethernet
-  EXPECT_EQ(numaCount(t), 8);
-  EXPECT_EQ(nvlinkCount(t), 0);  // no CUDA/NVML devices, so NVLink is invisible
+  // NICs: 4 ConnectX-6 + a dual-port Intel Ethernet; no CUDA/NVML devices, so NVLink is invisible.
+  expectCounts(t, {.gpus = 4, .nics = 6, .numa = 8, .nvlinks = 0});
+  EXPECT_EQ(kindOfBus(t, "0000:62:00.0"), NodeKind::kPciDevice);  // the BMC's ASPEED VGA is no GPU
   struct Pair {
     const char* gpu;
     const char* nic;
@@ -103,10 +89,8 @@ TEST(HwlocXml, JurecaEachGpuSharesASwitchWithOneHdrNic) {
 
 TEST(HwlocXml, MeluxinaV1TwoOfFourGpusHaveANicOnTheirSwitch) {
   Topology t = loadFixture("hwloc-v1-meluxina-gpu-4xa100-2xhdr.xml");
-  EXPECT_EQ(t.count(NodeKind::kGpu), 4);
-  EXPECT_EQ(t.count(NodeKind::kNic), 4);  // 2 ConnectX-6 + 2 Intel Ethernet ports
-  EXPECT_EQ(numaCount(t), 8);
-  EXPECT_EQ(nvlinkCount(t), 0);
+  // NICs: 2 ConnectX-6 + 2 Intel Ethernet ports.
+  expectCounts(t, {.gpus = 4, .nics = 4, .numa = 8, .nvlinks = 0});
   EXPECT_EQ(t.nodes[t.findNic("mlx5_0")].numa, 1);
   EXPECT_EQ(t.nodes[t.findNic("mlx5_1")].numa, 7);
   EXPECT_EQ(t.findNic("ib1"), t.findNic("mlx5_1"));

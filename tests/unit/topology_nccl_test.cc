@@ -8,22 +8,14 @@
 namespace myriad {
 namespace {
 
-using test::kindOfBus;
-using test::loadFixture;
-using test::numaCount;
-using test::numaOfBus;
-using test::nvlinkCount;
-using test::parentOfBus;
+using namespace test;  // NOLINT: the fixture helpers
 
 #ifdef MYRIAD_HAVE_PUGIXML
 
 TEST(NcclXml, AzureNdv2PartialFileHasNoSwitchesAndNoNvlink) {
   Topology t = loadFixture("azure-ndv2-v100-nccl-topo.xml");
-  EXPECT_EQ(t.count(NodeKind::kGpu), 8);
-  EXPECT_EQ(t.count(NodeKind::kNic), 1);
-  EXPECT_EQ(t.count(NodeKind::kPciSwitch), 0);
-  EXPECT_EQ(numaCount(t), 2);
-  EXPECT_EQ(nvlinkCount(t), 0);  // the hybrid cube-mesh is real but not in the file
+  // the hybrid cube-mesh is real but not in the file
+  expectCounts(t, {.gpus = 8, .nics = 1, .numa = 2, .nvlinks = 0, .switches = 0});
   EXPECT_EQ(numaOfBus(t, "0101:00:00.0"), 0);
   EXPECT_EQ(kindOfBus(t, "0101:00:00.0"), NodeKind::kNic);
   EXPECT_EQ(numaOfBus(t, "0004:00:00.0"), 0);
@@ -35,11 +27,7 @@ TEST(NcclXml, AzureNdv2PartialFileHasNoSwitchesAndNoNvlink) {
 
 TEST(NcclXml, AzureNdv4FourPlaceholderSwitchesOfTwoGpusAndTwoNics) {
   Topology t = loadFixture("azure-ndv4-a100-nccl-topo.xml");
-  EXPECT_EQ(t.count(NodeKind::kGpu), 8);
-  EXPECT_EQ(t.count(NodeKind::kNic), 8);
-  EXPECT_EQ(t.count(NodeKind::kPciSwitch), 4);
-  EXPECT_EQ(numaCount(t), 4);
-  EXPECT_EQ(nvlinkCount(t), 0);
+  expectCounts(t, {.gpus = 8, .nics = 8, .numa = 4, .nvlinks = 0, .switches = 4});
   EXPECT_EQ(numaOfBus(t, "0003:00:00.0"), 0);
   EXPECT_EQ(numaOfBus(t, "0001:00:00.0"), 1);
   EXPECT_EQ(numaOfBus(t, "000d:00:00.0"), 2);
@@ -50,11 +38,7 @@ TEST(NcclXml, AzureNdv4FourPlaceholderSwitchesOfTwoGpusAndTwoNics) {
 
 TEST(NcclXml, AzureNdv5EightSwitchesOfOneGpuAndOneNic) {
   Topology t = loadFixture("azure-ndv5-h100-nccl-topo.xml");
-  EXPECT_EQ(t.count(NodeKind::kGpu), 8);
-  EXPECT_EQ(t.count(NodeKind::kNic), 8);
-  EXPECT_EQ(t.count(NodeKind::kPciSwitch), 8);
-  EXPECT_EQ(numaCount(t), 2);
-  EXPECT_EQ(nvlinkCount(t), 0);
+  expectCounts(t, {.gpus = 8, .nics = 8, .numa = 2, .nvlinks = 0, .switches = 8});
   EXPECT_EQ(parentOfBus(t, "0008:00:00.0"), parentOfBus(t, "0104:00:00.0"));
   EXPECT_EQ(numaOfBus(t, "0008:00:00.0"), 0);
   EXPECT_EQ(numaOfBus(t, "000c:00:00.0"), 1);
@@ -63,9 +47,8 @@ TEST(NcclXml, AzureNdv5EightSwitchesOfOneGpuAndOneNic) {
 
 TEST(NcclXml, AzureNcv4SelfNvlinksAreDroppedAndTheCpuLevelNicIsKept) {
   Topology t = loadFixture("azure-ncv4-a100pcie-nccl-topo.xml");
-  EXPECT_EQ(t.count(NodeKind::kGpu), 4);
-  EXPECT_EQ(numaCount(t), 4);
-  EXPECT_EQ(nvlinkCount(t), 0);  // each <nvlink> targets the GPU itself
+  // each <nvlink> targets the GPU itself, so none is a link
+  expectCounts(t, {.gpus = 4, .numa = 4, .nvlinks = 0});
   for (int numa = 0; numa < 4; ++numa) {
     int gpu = t.findGpu(numa);
     ASSERT_GE(gpu, 0) << numa;
@@ -92,11 +75,7 @@ TEST(NcclXml, AzureNcv4GraphFileIsRefusedAsNotATopology) {
 }
 
 void expectP4Shape(const Topology& t, uint16_t gpuDevice) {
-  EXPECT_EQ(t.count(NodeKind::kGpu), 8);
-  EXPECT_EQ(t.count(NodeKind::kNic), 4);
-  EXPECT_EQ(t.count(NodeKind::kPciSwitch), 4);
-  EXPECT_EQ(numaCount(t), 2);
-  EXPECT_EQ(nvlinkCount(t), 0);
+  expectCounts(t, {.gpus = 8, .nics = 4, .numa = 2, .nvlinks = 0, .switches = 4});
   EXPECT_EQ(parentOfBus(t, "0000:10:1c.0"), parentOfBus(t, "0000:10:1b.0"));
   EXPECT_NE(parentOfBus(t, "0000:10:1c.0"), parentOfBus(t, "0000:20:1b.0"));
   EXPECT_EQ(numaOfBus(t, "0000:20:1d.0"), 0);
@@ -122,11 +101,9 @@ TEST(NcclXml, AwsP4deSameShapeWithEightyGigabyteGpus) {
 
 TEST(NcclXml, AwsP5ClasslessEndpointsAreNeitherGpusNorNics) {
   Topology t = loadFixture("aws-p5-48xlarge-h100-nccl-topo.xml");
-  EXPECT_EQ(t.count(NodeKind::kGpu), 0);  // deliberately not listed
-  EXPECT_EQ(t.count(NodeKind::kNic), 0);  // the EFA NICs carry no class
-  EXPECT_EQ(t.count(NodeKind::kPciSwitch), 8);
+  // GPUs deliberately not listed; the EFA NICs carry no class, so they are plain PCI devices.
+  expectCounts(t, {.gpus = 0, .nics = 0, .numa = 2, .nvlinks = 0, .switches = 8});
   EXPECT_EQ(t.count(NodeKind::kPciDevice), 32);
-  EXPECT_EQ(numaCount(t), 2);
   EXPECT_EQ(numaOfBus(t, "0000:4f:00.0"), 0);
   EXPECT_EQ(numaOfBus(t, "0000:94:00.0"), 1);
   int leaf = t.findBusId("0000:4f:00.0");
@@ -149,11 +126,7 @@ TEST(NcclXml, AwsG5BarePciLeavesOnly) {
 
 TEST(NcclXml, OciH100FullDumpWithFourNvSwitches) {
   Topology t = loadFixture("oci-bm-gpu-h100-8-nccl-topo.xml");
-  ASSERT_EQ(t.count(NodeKind::kGpu), 8);
-  EXPECT_EQ(t.count(NodeKind::kNvSwitch), 4);
-  EXPECT_EQ(t.count(NodeKind::kNic), 8);
-  EXPECT_EQ(numaCount(t), 2);
-  EXPECT_EQ(nvlinkCount(t), 32);
+  expectCounts(t, {.gpus = 8, .nics = 8, .numa = 2, .nvlinks = 32, .nvswitches = 4});
   for (int i = 0; i < 8; ++i) {
     int gi = t.findGpu(i);
     ASSERT_GE(gi, 0);
@@ -185,9 +158,7 @@ TEST(NcclXml, OciH100FullDumpWithFourNvSwitches) {
 
 TEST(NcclXml, OciGpu4FlattenedFileKeepsOnlyTheNumaIdsItNames) {
   Topology t = loadFixture("oci-bm-gpu4-8-a100-nccl-topo.xml");
-  EXPECT_EQ(t.count(NodeKind::kGpu), 8);
-  EXPECT_EQ(t.count(NodeKind::kNic), 8);
-  EXPECT_EQ(nvlinkCount(t), 0);
+  expectCounts(t, {.gpus = 8, .nics = 8, .nvlinks = 0});
   std::vector<int> numas;
   for (int i : t.indicesOf(NodeKind::kCpu)) numas.push_back(t.nodes[i].numa);
   EXPECT_EQ(numas, (std::vector<int>{3, 1, 7, 5}));
@@ -199,10 +170,7 @@ TEST(NcclXml, OciGpu4FlattenedFileKeepsOnlyTheNumaIdsItNames) {
 
 TEST(NcclXml, OciB4SameShapeOtherBusIds) {
   Topology t = loadFixture("oci-bm-gpu-b4-8-a100-80gb-nccl-topo.xml");
-  EXPECT_EQ(t.count(NodeKind::kGpu), 8);
-  EXPECT_EQ(t.count(NodeKind::kNic), 8);
-  EXPECT_EQ(numaCount(t), 4);
-  EXPECT_EQ(nvlinkCount(t), 0);
+  expectCounts(t, {.gpus = 8, .nics = 8, .numa = 4, .nvlinks = 0});
   EXPECT_EQ(numaOfBus(t, "0000:50:00.0"), 1);
   EXPECT_EQ(numaOfBus(t, "0000:89:00.0"), 7);
   EXPECT_EQ(numaOfBus(t, "0000:d1:00.0"), 5);
@@ -210,11 +178,8 @@ TEST(NcclXml, OciB4SameShapeOtherBusIds) {
 
 TEST(NcclXml, RcclMi300xHasNoNvidiaGpusAndNoNvlink) {
   Topology t = loadFixture("rccl-amd-mi300x-8gpu-8nic-topo.xml");
-  EXPECT_EQ(t.count(NodeKind::kGpu), 0);
-  EXPECT_EQ(t.count(NodeKind::kNvSwitch), 0);
-  EXPECT_EQ(nvlinkCount(t), 0);  // <xgmi> is not NVLink
-  EXPECT_EQ(t.count(NodeKind::kNic), 8);
-  EXPECT_EQ(numaCount(t), 2);
+  // <xgmi> is not NVLink
+  expectCounts(t, {.gpus = 0, .nics = 8, .numa = 2, .nvlinks = 0, .nvswitches = 0});
   int amd = t.findBusId("0000:0c:00.0");
   ASSERT_GE(amd, 0);
   EXPECT_EQ(t.nodes[amd].pciClass, 0x120000u);
