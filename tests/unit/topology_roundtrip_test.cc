@@ -3,6 +3,7 @@
 // the file and line, never a crash (meaningful under ASan/UBSan too: no reads past what was given).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -119,10 +120,26 @@ TEST(TopologyFile, SemanticErrorsNameTheLineAndWhatWasExpected) {
     ASSERT_FALSE(r.isOk()) << c.xml;
     EXPECT_NE(r.status().message().find(c.needle), std::string::npos) << r.status().message();
   }
+  // Well-formed but absurdly deep trees are refused before they can exhaust the stack.
   std::string deep = "<system version=\"1\"><cpu numaid=\"0\">";
-  for (int i = 0; i < 5000; ++i) deep += "<pci busid=\"0000:01:00.0\">";
-  Result<Topology> r = parseTopology(deep, "deep.xml");
-  EXPECT_FALSE(r.isOk());
+  std::string hwloc = "<topology version=\"2.0\"><object type=\"NUMANode\" os_index=\"0\"/>";
+  for (int i = 0; i < 5000; ++i) {
+    char bus[32];
+    std::snprintf(bus, sizeof(bus), "0000:%02x:%02x.0", i / 256, i % 256);
+    deep += std::string("<pci busid=\"") + bus + "\">";
+    hwloc += "<object type=\"Group\">";
+  }
+  for (int i = 0; i < 5000; ++i) {
+    deep += "</pci>";
+    hwloc += "</object>";
+  }
+  deep += "</cpu></system>";
+  hwloc += "</topology>";
+  for (const std::string& text : {deep, hwloc}) {
+    Result<Topology> r = parseTopology(text, "deep.xml");
+    ASSERT_FALSE(r.isOk());
+    EXPECT_NE(r.status().message().find("nested too deep"), std::string::npos) << r.status().message();
+  }
 }
 
 TEST(TopologyFile, MissingFileIsASystemErrorNamingThePath) {
