@@ -1,7 +1,8 @@
 // The first tuner: rules by message size, ranks and hosts. Latency-bound sizes go to the algorithms with
 // log(n) rounds (halving-doubling, trees), bandwidth-bound sizes to the rings, and when ranks share hosts
 // evenly the hierarchical forms keep the slow inter-host links to one message per rail. The thresholds are
-// from the measurements in docs/design/tuning.md (8 ranks as 2 hosts x 4, shm inside, tcp between).
+// from the measurements in docs/design/tuning.md (one host with 3, 4 and 6 ranks; 8 ranks as 2 hosts x 4,
+// shm inside, tcp between); the one rule that is not says so.
 #include "tuner/tuner.h"
 
 namespace myriad {
@@ -19,7 +20,12 @@ class RuleTuner final : public Tuner {
       case CollKind::kAllReduce:
         if (s.bytes <= 64 * kKiB) return "allreduce.halving_doubling";
         if (hier) return "allreduce.hier";
-        if (s.bytes <= 512 * kKiB) return "allreduce.tree";
+        // A power of two needs no fold-in step, and halving-doubling then moves as few bytes as the ring in
+        // log2(n) instead of n-1 rounds.
+        if ((s.nranks & (s.nranks - 1)) == 0 && s.bytes <= 1024 * kKiB) return "allreduce.halving_doubling";
+        // Not measured (ranks here share two cores): at many ranks the ring's 2(n-1) hops dominate medium
+        // messages, and the double binary tree's 2 log2(n) do not.
+        if (s.nranks >= 32 && s.bytes <= 4096 * kKiB) return "allreduce.tree";
         return "allreduce.ring";
       case CollKind::kAllGather: return hier ? "allgather.hier" : "allgather.ring";
       case CollKind::kReduceScatter: return hier ? "reducescatter.hier" : "reducescatter.ring";
