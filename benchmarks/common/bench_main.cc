@@ -40,7 +40,7 @@ bool prepareRun(int argc, char** argv, const PeerFlags* peer, Options* o, RunDes
   if (!parseOptions(argc, argv, &options, exitCode, peer)) return false;
   run->program = baseName(argc > 0 ? argv[0] : "perf");
   const char* program = run->program.c_str();
-  *exitCode = 2;
+  *exitCode = 2;  // for each failure below; unread after a success
   if (options.memory == "cuda") {
     std::fprintf(stderr,
                  "%s: -m cuda: CUDA memory is not supported by this build of the benchmarks; "

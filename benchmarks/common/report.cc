@@ -60,8 +60,11 @@ void printRunHeader(std::FILE* out, const Options& o, const RunDescription& run,
                o.minBytes, o.maxBytes, o.stepFactor > 1 ? static_cast<size_t>(o.stepFactor) : o.stepBytes,
                o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, o.check ? 1 : 0);
   std::fprintf(out, "# %s: nranks %d launcher %s algo %s memory %s %s\n", run.title.c_str(), run.nranks,
-               run.launcher.c_str(), run.algo.empty() ? "(tuner)" : run.algo.c_str(), o.memory.c_str(),
-               o.blocking ? "blocking (NULL stream)" : "host stream");
+               run.launcher.c_str(),
+               !run.algo.empty()         ? run.algo.c_str()
+               : run.library == "myriad" ? "(tuner)"
+                                         : "(default)",
+               o.memory.c_str(), o.blocking ? "blocking (NULL stream)" : "host stream");
   std::fprintf(out, "#\n# Using devices\n");
   for (const RankDescription& r : ranks) {
     std::fprintf(out, "#  Rank %2d Group %2d Pid %6d on %10s device  host\n", r.rank, 0, r.pid, r.host);
