@@ -100,6 +100,8 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode, const 
   const char* program = argc > 0 ? argv[0] : "perf";
   if (const char* slash = std::strrchr(program, '/'); slash != nullptr) program = slash + 1;
   CLI::App app{"Myriad collective benchmark (nccl-tests compatible flags and output)", program};
+  // As with nccl-tests' getopt, a flag given twice takes its last value (scripts append to a default line).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("-b,--minbytes", minBytes, "smallest message size (K/M/G suffixes)")->capture_default_str();
   app.add_option("-e,--maxbytes", maxBytes, "largest message size (K/M/G suffixes)")->capture_default_str();
   app.add_option("-i,--stepbytes", stepBytes, "size increment when -f is 1")->capture_default_str();
@@ -118,6 +120,7 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode, const 
     names.insert(names.end(), peer->collectives.begin(), peer->collectives.end());
     app.add_option("-c,--check", checkOrCollective, "the collective to time, and (0/1) whether to check results")
         ->check(CLI::IsMember(names))
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->required();
     if (peer->addFlags) peer->addFlags(app);
   }
