@@ -1,9 +1,8 @@
 // myriad_all_gather_perf: the all-gather table (nccl-tests' all_gather_perf). Size is the gathered buffer;
 // count is the block of each rank. In place, a rank's block already sits at rank * count of recvbuff.
 // busbw = algbw * (n-1)/n: each rank receives all blocks but its own.
-#include "benchmarks/common/bench_main.h"
 #include "benchmarks/common/coll_parts.h"
-#include "benchmarks/common/collective.h"
+#include "benchmarks/common/collectives.h"
 #include "tests/common/dtype_values.h"
 #include "tests/common/reference.h"
 
@@ -34,14 +33,11 @@ myrResult_t allGatherRun(const CollArgs& a, const void* send, void* recv, myrCom
   return myrAllGather(send, recv, a.counts.count, a.type, comm, stream);
 }
 
-constexpr Collective kAllGather{
+}  // namespace
+
+const Collective kAllGather{
     "all_gather",       /*hasOp=*/false, /*hasRoot=*/false, /*checkInPlace=*/true, allGatherCounts, patternInput,
     allGatherCheckData, allGatherRun,    shardedBw,
 };
 
-}  // namespace
 }  // namespace myriad::bench
-
-int main(int argc, char** argv) {
-  return myriad::bench::benchMain(argc, argv, myriad::bench::kAllGather);
-}

@@ -1,8 +1,7 @@
 // myriad_all_reduce_perf: the all-reduce table for the shared benchmark driver (nccl-tests' all_reduce_perf).
 // Each rank sends and receives `count` elements; busbw = algbw * 2(n-1)/n, what each link of a ring carries.
-#include "benchmarks/common/bench_main.h"
 #include "benchmarks/common/coll_parts.h"
-#include "benchmarks/common/collective.h"
+#include "benchmarks/common/collectives.h"
 #include "tests/common/reference.h"
 
 namespace myriad::bench {
@@ -20,14 +19,11 @@ void allReduceBw(size_t bytes, double seconds, int nranks, double* algBw, double
   scaledBw(bytes, seconds, 2.0 * (nranks - 1) / nranks, algBw, busBw);
 }
 
-constexpr Collective kAllReduce{
+}  // namespace
+
+const Collective kAllReduce{
     "all_reduce",   /*hasOp=*/true,     /*hasRoot=*/false, /*checkInPlace=*/true, wholeCounts,
     reductionInput, allReduceCheckData, allReduceRun,      allReduceBw,
 };
 
-}  // namespace
 }  // namespace myriad::bench
-
-int main(int argc, char** argv) {
-  return myriad::bench::benchMain(argc, argv, myriad::bench::kAllReduce);
-}

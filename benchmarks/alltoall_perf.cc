@@ -1,9 +1,8 @@
 // myriad_alltoall_perf: the all-to-all table (nccl-tests' alltoall_perf). Size is each rank's whole send
 // buffer; count is the block per peer. myrAllToAll allows sendbuff == recvbuff, so unlike nccl-tests the
 // in-place half is checked too. busbw = algbw * (n-1)/n.
-#include "benchmarks/common/bench_main.h"
 #include "benchmarks/common/coll_parts.h"
-#include "benchmarks/common/collective.h"
+#include "benchmarks/common/collectives.h"
 #include "tests/common/dtype_values.h"
 #include "tests/common/reference.h"
 
@@ -33,14 +32,11 @@ myrResult_t allToAllRun(const CollArgs& a, const void* send, void* recv, myrComm
   return myrAllToAll(send, recv, a.counts.count, a.type, comm, stream);
 }
 
-constexpr Collective kAllToAll{
+}  // namespace
+
+const Collective kAllToAll{
     "alltoall",        /*hasOp=*/false, /*hasRoot=*/false, /*checkInPlace=*/true, allToAllCounts, patternInput,
     allToAllCheckData, allToAllRun,     shardedBw,
 };
 
-}  // namespace
 }  // namespace myriad::bench
-
-int main(int argc, char** argv) {
-  return myriad::bench::benchMain(argc, argv, myriad::bench::kAllToAll);
-}

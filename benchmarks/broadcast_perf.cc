@@ -1,8 +1,7 @@
 // myriad_broadcast_perf: the broadcast table (nccl-tests' broadcast_perf), root from -r (-1: each rank in
 // turn). Only the root's input is filled; every rank must end with the root's pattern. busbw = algbw.
-#include "benchmarks/common/bench_main.h"
 #include "benchmarks/common/coll_parts.h"
-#include "benchmarks/common/collective.h"
+#include "benchmarks/common/collectives.h"
 #include "tests/common/dtype_values.h"
 #include "tests/common/reference.h"
 
@@ -21,14 +20,11 @@ myrResult_t broadcastRun(const CollArgs& a, const void* send, void* recv, myrCom
   return myrBroadcast(send, recv, a.counts.count, a.type, a.root, comm, stream);
 }
 
-constexpr Collective kBroadcast{
+}  // namespace
+
+const Collective kBroadcast{
     "broadcast",        /*hasOp=*/false, /*hasRoot=*/true, /*checkInPlace=*/true, wholeCounts, broadcastInitData,
     broadcastCheckData, broadcastRun,    unitBw,
 };
 
-}  // namespace
 }  // namespace myriad::bench
-
-int main(int argc, char** argv) {
-  return myriad::bench::benchMain(argc, argv, myriad::bench::kBroadcast);
-}

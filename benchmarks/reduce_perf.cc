@@ -1,8 +1,7 @@
 // myriad_reduce_perf: the reduce table (nccl-tests' reduce_perf), root from -r (-1: each rank in turn).
 // Only the root's recvbuff is checked, as nccl-tests does; busbw = algbw.
-#include "benchmarks/common/bench_main.h"
 #include "benchmarks/common/coll_parts.h"
-#include "benchmarks/common/collective.h"
+#include "benchmarks/common/collectives.h"
 #include "tests/common/reference.h"
 
 namespace myriad::bench {
@@ -17,14 +16,11 @@ myrResult_t reduceRun(const CollArgs& a, const void* send, void* recv, myrComm_t
   return myrReduce(send, recv, a.counts.count, a.type, a.op, a.root, comm, stream);
 }
 
-constexpr Collective kReduce{
+}  // namespace
+
+const Collective kReduce{
     "reduce",        /*hasOp=*/true, /*hasRoot=*/true, /*checkInPlace=*/true, wholeCounts, reductionInput,
     reduceCheckData, reduceRun,      unitBw,
 };
 
-}  // namespace
 }  // namespace myriad::bench
-
-int main(int argc, char** argv) {
-  return myriad::bench::benchMain(argc, argv, myriad::bench::kReduce);
-}

@@ -1,9 +1,8 @@
 // myriad_reduce_scatter_perf: the reduce-scatter table (nccl-tests' reduce_scatter_perf). Size is the send
 // buffer; count is the block each rank receives. In place, recvbuff = sendbuff + rank * count.
 // busbw = algbw * (n-1)/n.
-#include "benchmarks/common/bench_main.h"
 #include "benchmarks/common/coll_parts.h"
-#include "benchmarks/common/collective.h"
+#include "benchmarks/common/collectives.h"
 #include "tests/common/reference.h"
 
 namespace myriad::bench {
@@ -28,14 +27,11 @@ myrResult_t reduceScatterRun(const CollArgs& a, const void* send, void* recv, my
   return myrReduceScatter(send, recv, a.counts.count, a.type, a.op, comm, stream);
 }
 
-constexpr Collective kReduceScatter{
+}  // namespace
+
+const Collective kReduceScatter{
     "reduce_scatter",      /*hasOp=*/true,      /*hasRoot=*/false,
     /*checkInPlace=*/true, reduceScatterCounts, reductionInput,    reduceScatterCheckData, reduceScatterRun, shardedBw,
 };
 
-}  // namespace
 }  // namespace myriad::bench
-
-int main(int argc, char** argv) {
-  return myriad::bench::benchMain(argc, argv, myriad::bench::kReduceScatter);
-}

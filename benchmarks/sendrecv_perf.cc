@@ -1,9 +1,8 @@
 // myriad_sendrecv_perf: the send/recv table (nccl-tests' sendrecv_perf). Every rank sends to rank + 1 and
 // receives from rank - 1 (mod n) in one group. In place (sendbuff == recvbuff) is timed but, as in
 // nccl-tests, not checked: the API does not define it. busbw = algbw.
-#include "benchmarks/common/bench_main.h"
 #include "benchmarks/common/coll_parts.h"
-#include "benchmarks/common/collective.h"
+#include "benchmarks/common/collectives.h"
 #include "tests/common/dtype_values.h"
 #include "tests/common/reference.h"
 
@@ -26,15 +25,12 @@ myrResult_t sendRecvRun(const CollArgs& a, const void* send, void* recv, myrComm
   return res != myrSuccess ? res : end;
 }
 
-constexpr Collective kSendRecv{
+}  // namespace
+
+const Collective kSendRecv{
     "sendrecv",  /*hasOp=*/false, /*hasRoot=*/false, /*checkInPlace=*/false,
     wholeCounts, patternInput,    sendRecvCheckData, sendRecvRun,
     unitBw,
 };
 
-}  // namespace
 }  // namespace myriad::bench
-
-int main(int argc, char** argv) {
-  return myriad::bench::benchMain(argc, argv, myriad::bench::kSendRecv);
-}

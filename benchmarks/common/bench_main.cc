@@ -35,31 +35,41 @@ bool jsonWritable(const std::string& path, const std::string& program) {
 
 }  // namespace
 
-int benchMain(int argc, char** argv, const Collective& coll) {
-  Options options;
-  int exitCode = 0;
-  if (!parseOptions(argc, argv, &options, &exitCode)) return exitCode;
-  RunDescription run;
-  run.program = baseName(argc > 0 ? argv[0] : "perf");
-  run.collective = coll.name;
-  const char* program = run.program.c_str();
+bool prepareRun(int argc, char** argv, const PeerFlags* peer, Options* o, RunDescription* run, int* exitCode) {
+  Options& options = *o;
+  if (!parseOptions(argc, argv, &options, exitCode, peer)) return false;
+  run->program = baseName(argc > 0 ? argv[0] : "perf");
+  const char* program = run->program.c_str();
+  *exitCode = 2;  // for each failure below; unread after a success
   if (options.memory == "cuda") {
     std::fprintf(stderr,
                  "%s: -m cuda: CUDA memory is not supported by this build of the benchmarks; "
                  "only host memory (-m host) is\n",
                  program);
-    return 2;
+    return false;
   }
   if (options.memory != "host") {
     std::fprintf(stderr, "%s: -m %s: unknown memory kind (host, or cuda in CUDA builds)\n", program,
                  options.memory.c_str());
-    return 2;
+    return false;
   }
-  if (!jsonWritable(options.jsonPath, run.program)) return 2;
+  return jsonWritable(options.jsonPath, run->program);
+}
+
+int benchMain(int argc, char** argv, const Collective& coll) {
+  Options options;
+  RunDescription run;
+  int exitCode = 0;
+  if (!prepareRun(argc, argv, nullptr, &options, &run, &exitCode)) return exitCode;
+  run.collective = coll.name;
+  const char* program = run.program.c_str();
   if (!options.algo.empty()) setenv("MYRIAD_ALGO", options.algo.c_str(), 1);
   const char* algo = std::getenv("MYRIAD_ALGO");
   run.algo = algo != nullptr ? algo : "";
-  if (myrGetVersion(&run.version) != myrSuccess) run.version = 0;
+  int version = 0;
+  if (myrGetVersion(&version) != myrSuccess) version = 0;
+  run.title = "Myriad " + std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+              std::to_string(version % 100);
 
   auto detected = detectLauncher();
   if (!detected.isOk()) {
@@ -96,14 +106,14 @@ int benchMain(int argc, char** argv, const Collective& coll) {
     return 1;
   }
   if (nranks == 1) return runRank(coll, options, run, 0, 1, id);
-  auto body = [&](int rank, int n, const myrUniqueId& uid) {
+  auto body = [&](int rank, int n) {
     if (options.hosts > 1) {  // in the child, before init: ranks [h*n/H, (h+1)*n/H) form host h
       std::string host = run.program + "-host" + std::to_string(static_cast<long>(rank) * options.hosts / n);
       setenv("MYRIAD_HOST_ID", host.c_str(), 1);
     }
-    return runRank(coll, options, run, rank, n, uid);
+    return runRank(coll, options, run, rank, n, id);
   };
-  return runForkedRanks(nranks, id, body, program);
+  return runForkedRanks(nranks, body, program);
 }
 
 }  // namespace myriad::bench

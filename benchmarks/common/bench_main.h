@@ -4,8 +4,15 @@
 #pragma once
 
 #include "benchmarks/common/collective.h"
+#include "benchmarks/common/options.h"
+#include "benchmarks/common/report.h"
 
 namespace myriad::bench {
+
+// What every program (Myriad's and the peers') does before any rank exists: parses argv (with `peer`'s
+// flags, if given), rejects a memory kind other than host and a --json file that cannot be written, and
+// fills run.program. Returns false with *exitCode set; the message is already printed.
+bool prepareRun(int argc, char** argv, const PeerFlags* peer, Options* options, RunDescription* run, int* exitCode);
 
 // Returns the process exit code: 0 when every rank ran and every checked value was right.
 int benchMain(int argc, char** argv, const Collective& coll);

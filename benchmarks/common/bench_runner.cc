@@ -1,6 +1,7 @@
 // The sweep, in nccl-tests' order: for each type, op, root (-r -1: every rank) and size: out-of-place, then
 // in-place, each timed (warmup, then iters) and, with -c 1, run once more on fresh inputs over a poisoned
-// receive buffer and checked, so results left over from the timed loop cannot pass the check.
+// receive buffer and checked, so results left over from the timed loop cannot pass the check. MyriadRank is
+// the RankOps of the myriad_*_perf binaries.
 #include "benchmarks/common/bench_runner.h"
 
 #include <unistd.h>
@@ -59,10 +60,45 @@ std::vector<int> sweepRoots(const Collective& coll, const Options& o, int nranks
   return roots;
 }
 
+// Myriad's rank: the Collective table's run on a host stream, or blocking (NULL stream) with -z 1.
+class MyriadRank : public RankOps {
+ public:
+  MyriadRank(const Collective& coll, int rank, int nranks) : coll_(coll), rank_(rank), nranks_(nranks) {}
+  int rank() const override { return rank_; }
+  int nranks() const override { return nranks_; }
+  bool call(const CollArgs& a, const void* send, void* recv, std::string* error) override {
+    const myrResult_t res = coll_.run(a, send, recv, comm_, stream_);
+    if (res == myrSuccess) return true;
+    *error = callError("call", res, comm_);
+    return false;
+  }
+  bool sync(std::string* error) override {
+    if (stream_ == nullptr) return true;
+    const myrResult_t res = myrStreamSynchronize(stream_);
+    if (res == myrSuccess) return true;
+    *error = callError("myrStreamSynchronize", res, comm_);
+    return false;
+  }
+  bool allReduceDoubles(double* values, size_t count, myrRedOp_t op, std::string* error) override {
+    const myrResult_t res = myrAllReduce(values, values, count, myrFloat64, op, comm_, nullptr);
+    if (res == myrSuccess) return true;
+    *error = callError("myrAllReduce (cross-rank numbers)", res, comm_);
+    return false;
+  }
+
+  myrComm_t comm_ = nullptr;
+  myrStream_t stream_ = nullptr;  // NULL: blocking calls (-z 1)
+
+ private:
+  const Collective& coll_;
+  int rank_;
+  int nranks_;
+};
+
 struct Sweep {
   const Collective& coll;
   const Options& o;
-  const RankContext& ctx;
+  RankOps& ctx;
   unsigned char* sendBuf;
   unsigned char* recvBuf;
 
@@ -76,19 +112,18 @@ struct Sweep {
     unsigned char* recv = recvBuf + (inPlace ? a.counts.recvInPlaceOffset * ts * a.rank : 0);
     unsigned char* send = inPlace ? inPlaceSend(a) : sendBuf;
     double seconds = 0;
-    auto call = [&] { return coll.run(a, send, recv, ctx.comm, ctx.stream); };
+    auto call = [&](std::string* e) { return ctx.call(a, send, recv, e); };
     if (!timeCalls(ctx, o.warmupIters, o.iters, call, &seconds, error)) return false;
     double wrong = 0;
     const bool check = o.check && (!inPlace || coll.checkInPlace);
     if (check) {
       std::memset(recvBuf, kPoison, recvExtent(a.counts, a.nranks) * ts);
       coll.initData(a, send, salt);
-      const myrResult_t res = call();
-      if (res != myrSuccess) {
-        *error = callError("checked call", res, ctx.comm);
+      if (!call(error)) {
+        *error = "checked " + *error;
         return false;
       }
-      if (!syncStream(ctx, error)) return false;
+      if (!ctx.sync(error)) return false;
       wrong = static_cast<double>(coll.checkData(a, recv, salt));
     }
     double combined = 0;
@@ -96,17 +131,17 @@ struct Sweep {
     if (!sumAcrossRanks(ctx, wrong, &h->wrong, error)) return false;
     h->timeUs = combined * 1e6;
     h->checked = check;
-    coll.getBw(bytes, combined, ctx.nranks, &h->algBw, &h->busBw);
+    coll.getBw(bytes, combined, ctx.nranks(), &h->algBw, &h->busBw);
     return true;
   }
 };
 
-// Everything between init and destroy. Returns false with *error on a failed call; *wrongTotal counts
-// wrong elements over all ranks and rows.
-bool runSweep(const Collective& coll, const Options& o, const RunDescription& run, const RankContext& ctx,
-              double* wrongTotal, std::string* error) {
+}  // namespace
+
+bool runSweep(const Collective& coll, const Options& o, const RunDescription& run, RankOps& ctx, double* wrongTotal,
+              std::string* error) {
   size_t sendBytes = 0, recvBytes = 0;
-  bufferBytes(coll, o, ctx.nranks, &sendBytes, &recvBytes);
+  bufferBytes(coll, o, ctx.nranks(), &sendBytes, &recvBytes);
   Buffer sendBuf = allocateTouched(sendBytes);
   Buffer recvBuf = allocateTouched(recvBytes);
   if (!sendBuf || !recvBuf) {
@@ -114,15 +149,15 @@ bool runSweep(const Collective& coll, const Options& o, const RunDescription& ru
     return false;
   }
   RankDescription me;
-  me.rank = ctx.rank;
+  me.rank = ctx.rank();
   me.pid = static_cast<int>(getpid());
   gethostname(me.host, sizeof(me.host) - 1);
   std::vector<unsigned char> all;
   if (!gatherBytes(ctx, &me, sizeof(me), &all, error)) return false;
-  std::vector<RankDescription> ranks(static_cast<size_t>(ctx.nranks));
+  std::vector<RankDescription> ranks(static_cast<size_t>(ctx.nranks()));
   std::memcpy(ranks.data(), all.data(), all.size());
 
-  const bool printer = ctx.rank == 0;
+  const bool printer = ctx.rank() == 0;
   std::FILE* json = nullptr;
   if (printer && !o.jsonPath.empty()) json = std::fopen(o.jsonPath.c_str(), "w");
   if (printer && !o.jsonPath.empty() && json == nullptr) {
@@ -138,17 +173,17 @@ bool runSweep(const Collective& coll, const Options& o, const RunDescription& ru
   double busBwSum = 0;
   int busBwCount = 0;
   bool ok = true;
-  const std::vector<int> roots = sweepRoots(coll, o, ctx.nranks);
+  const std::vector<int> roots = sweepRoots(coll, o, ctx.nranks());
   for (size_t t = 0; ok && t < o.types.size(); ++t) {
     for (size_t k = 0; ok && k < ops.size(); ++k) {
       for (size_t r = 0; ok && r < roots.size(); ++r) {
-        CollArgs a{o.types[t], ops[k], roots[r], ctx.rank, ctx.nranks, {}};
+        CollArgs a{o.types[t], ops[k], roots[r], ctx.rank(), ctx.nranks(), {}};
         const size_t ts = test::dataTypeSize(a.type);
-        a.counts = coll.getCounts(o.maxBytes, ts, ctx.nranks);  // valid values everywhere before timing
+        a.counts = coll.getCounts(o.maxBytes, ts, ctx.nranks());  // valid values everywhere before timing
         coll.initData(a, sendBuf.get(), 0);
         coll.initData(a, sweep.inPlaceSend(a), 0);
         for (size_t s = 0; ok && s < sizes.size(); ++s) {
-          a.counts = coll.getCounts(sizes[s], ts, ctx.nranks);
+          a.counts = coll.getCounts(sizes[s], ts, ctx.nranks());
           ResultRow row;
           row.bytes = std::max(a.counts.sendCount, a.counts.recvCount) * ts;
           row.count = a.counts.count;
@@ -173,25 +208,21 @@ bool runSweep(const Collective& coll, const Options& o, const RunDescription& ru
   return ok;
 }
 
-}  // namespace
-
 int runRank(const Collective& coll, const Options& o, const RunDescription& run, int rank, int nranks,
             const myrUniqueId& id) {
   const char* program = run.program.c_str();
-  RankContext ctx;
-  ctx.rank = rank;
-  ctx.nranks = nranks;
-  const myrResult_t init = myrCommInitRank(&ctx.comm, nranks, id, rank);
+  MyriadRank ctx(coll, rank, nranks);
+  const myrResult_t init = myrCommInitRank(&ctx.comm_, nranks, id, rank);
   if (init != myrSuccess) {
     std::fprintf(stderr, "%s: rank %d: myrCommInitRank (%d ranks) failed: %s\n", program, rank, nranks,
                  myrGetErrorString(init));
     return 1;
   }
   if (!o.blocking) {
-    const myrResult_t res = myrStreamCreate(&ctx.stream);
+    const myrResult_t res = myrStreamCreate(&ctx.stream_);
     if (res != myrSuccess) {
       std::fprintf(stderr, "%s: rank %d: myrStreamCreate failed: %s\n", program, rank, myrGetErrorString(res));
-      (void)myrCommAbort(ctx.comm);
+      (void)myrCommAbort(ctx.comm_);
       return 1;
     }
   }
@@ -200,12 +231,12 @@ int runRank(const Collective& coll, const Options& o, const RunDescription& run,
   const bool ok = runSweep(coll, o, run, ctx, &wrongTotal, &error);
   if (!ok) {
     std::fprintf(stderr, "%s: rank %d: %s\n", program, rank, error.c_str());
-    (void)myrCommAbort(ctx.comm);  // peers may be gone: do not wait for them
-    if (ctx.stream != nullptr) (void)myrStreamDestroy(ctx.stream);
+    (void)myrCommAbort(ctx.comm_);  // peers may be gone: do not wait for them
+    if (ctx.stream_ != nullptr) (void)myrStreamDestroy(ctx.stream_);
     return 1;
   }
-  if (ctx.stream != nullptr) (void)myrStreamDestroy(ctx.stream);
-  const myrResult_t res = myrCommDestroy(ctx.comm);
+  if (ctx.stream_ != nullptr) (void)myrStreamDestroy(ctx.stream_);
+  const myrResult_t res = myrCommDestroy(ctx.comm_);
   if (res != myrSuccess) {
     std::fprintf(stderr, "%s: rank %d: myrCommDestroy failed: %s\n", program, rank, myrGetErrorString(res));
     return 1;

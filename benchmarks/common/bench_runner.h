@@ -3,9 +3,12 @@
 // first timed call, so page faults are never timed.
 #pragma once
 
+#include <string>
+
 #include "benchmarks/common/collective.h"
 #include "benchmarks/common/options.h"
 #include "benchmarks/common/report.h"
+#include "benchmarks/common/timing.h"
 #include "myriad/myriad.h"
 
 namespace myriad::bench {
@@ -14,5 +17,10 @@ namespace myriad::bench {
 // 0, or 1 after an error (printed, with the rank) or after wrong results.
 int runRank(const Collective& coll, const Options& options, const RunDescription& run, int rank, int nranks,
             const myrUniqueId& id);
+
+// The sweep of one rank of any library, between its init and its teardown; rank 0 prints. Returns false with
+// *error on a failed call; *wrongTotal counts wrong elements over all ranks and rows.
+bool runSweep(const Collective& coll, const Options& options, const RunDescription& run, RankOps& ops,
+              double* wrongTotal, std::string* error);
 
 }  // namespace myriad::bench

@@ -1,6 +1,6 @@
 // The table of functions one collective's benchmark provides, in the shape of nccl-tests' per-collective
 // tables; the driver (bench_runner.cc) knows nothing about a collective beyond it. Adding a collective is one
-// file: a Collective value and a main() that calls benchMain (see all_reduce_perf.cc).
+// file: a Collective value declared in collectives.h and named in perf_main.cc (see all_reduce_perf.cc).
 #pragma once
 
 #include <cstddef>

@@ -48,7 +48,7 @@ bool myriad_bench_id_from_env(const LaunchInfo& info, myrUniqueId* id, std::stri
   return true;
 }
 
-int runForkedRanks(int nranks, const myrUniqueId& id, const RankBody& body, const char* program, int graceSeconds) {
+int runForkedRanks(int nranks, const RankBody& body, const char* program, int graceSeconds) {
   using Clock = std::chrono::steady_clock;
   std::vector<pid_t> pids(static_cast<size_t>(nranks), -1);
   std::fflush(nullptr);
@@ -58,7 +58,7 @@ int runForkedRanks(int nranks, const myrUniqueId& id, const RankBody& body, cons
     if (pid == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(1);
-      const int code = body(r, nranks, id);
+      const int code = body(r, nranks);
       std::fflush(nullptr);
       _exit(code >= 0 && code <= 255 ? code : 1);
     }

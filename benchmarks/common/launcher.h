@@ -16,12 +16,12 @@ namespace myriad::bench {
 // rank 0 listens there at init. Returns false with *error when neither is set or the id cannot be made.
 bool myriad_bench_id_from_env(const LaunchInfo& info, myrUniqueId* id, std::string* error);
 
-// body(rank, nranks, id) returns a process exit code.
-using RankBody = std::function<int(int rank, int nranks, const myrUniqueId& id)>;
+// body(rank, nranks) returns a process exit code.
+using RankBody = std::function<int(int rank, int nranks)>;
 
 // Forks nranks children running body, waits for all of them and returns 0 when every child exited with 0.
 // Each failure is printed (rank, pid, exit code or signal). Once a child has failed, the others get
 // graceSeconds to notice and leave on their own; whoever is still running then is killed.
-int runForkedRanks(int nranks, const myrUniqueId& id, const RankBody& body, const char* program, int graceSeconds = 30);
+int runForkedRanks(int nranks, const RankBody& body, const char* program, int graceSeconds = 30);
 
 }  // namespace myriad::bench

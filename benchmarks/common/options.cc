@@ -91,14 +91,17 @@ std::vector<size_t> sizeSweep(const Options& o) {
   return sizes;
 }
 
-bool parseOptions(int argc, char** argv, Options* options, int* exitCode) {
+bool parseOptions(int argc, char** argv, Options* options, int* exitCode, const PeerFlags* peer) {
   Options o;
   std::string minBytes = "32M", maxBytes = "32M", stepBytes = "1M";
   std::string ops = "sum", types = "float";
-  int check = 1, blocking = 0, average = 1, nthreads = 1, ngpus = 1;
+  std::vector<std::string> checkOrCollective;
+  int blocking = 0, average = 1, nthreads = 1, ngpus = 1;
   const char* program = argc > 0 ? argv[0] : "perf";
   if (const char* slash = std::strrchr(program, '/'); slash != nullptr) program = slash + 1;
   CLI::App app{"Myriad collective benchmark (nccl-tests compatible flags and output)", program};
+  // As with nccl-tests' getopt, a flag given twice takes its last value (scripts append to a default line).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("-b,--minbytes", minBytes, "smallest message size (K/M/G suffixes)")->capture_default_str();
   app.add_option("-e,--maxbytes", maxBytes, "largest message size (K/M/G suffixes)")->capture_default_str();
   app.add_option("-i,--stepbytes", stepBytes, "size increment when -f is 1")->capture_default_str();
@@ -107,7 +110,20 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode) {
   app.add_option("-w,--warmup_iters", o.warmupIters, "warmup iterations")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("-c,--check", check, "check results (0/1)")->check(CLI::IsMember({0, 1}))->capture_default_str();
+  if (peer == nullptr) {
+    app.add_option("-c,--check", checkOrCollective, "check results (0/1)")
+        ->check(CLI::IsMember({"0", "1"}))
+        ->expected(1)
+        ->default_str("1");
+  } else {
+    std::vector<std::string> names{"0", "1"};
+    names.insert(names.end(), peer->collectives.begin(), peer->collectives.end());
+    app.add_option("-c,--check", checkOrCollective, "the collective to time, and (0/1) whether to check results")
+        ->check(CLI::IsMember(names))
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->required();
+    if (peer->addFlags) peer->addFlags(app);
+  }
   app.add_option("-o,--op", ops, "sum|prod|max|min|avg|all")->capture_default_str();
   app.add_option("-d,--datatype", types,
                  "int8|uint8|int32|uint32|int64|uint64|half|float|double|bfloat16|f8e4m3|f8e5m2|all")
@@ -153,7 +169,14 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode) {
   if (!parseTypes(types, &o.types)) return fail("-d: unknown data type '" + types + "'");
   if (o.hosts > 1 && o.nranks < o.hosts)
     return fail("--hosts " + std::to_string(o.hosts) + " needs -np of at least as many ranks");
-  o.check = check == 1;
+  for (const std::string& value : checkOrCollective) {
+    if (value == "0" || value == "1") {
+      o.check = value == "1";
+    } else {
+      o.collective = value;
+    }
+  }
+  if (peer != nullptr && o.collective.empty()) return fail("-c: name the collective to time (e.g. -c allreduce)");
   o.blocking = blocking == 1;
   o.average = static_cast<Average>(average);
   *options = o;

@@ -1,13 +1,18 @@
 // Command-line options of the perf binaries: nccl-tests' flags with nccl-tests' meanings and defaults,
-// plus Myriad's own (-np, -A, -m, --json). Invariant: one Options value, filled once by parseOptions and
-// passed down read-only; no globals.
+// plus Myriad's own (-np, -A, -m, --json); the peer programs (benchmarks/peers/) add theirs through
+// PeerFlags. Invariant: one Options value, filled once by parseOptions and passed down read-only; no globals.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "myriad/myriad.h"
+
+namespace CLI {
+class App;
+}
 
 namespace myriad::bench {
 
@@ -32,11 +37,20 @@ struct Options {
   std::string algo;                              // -A: exported as MYRIAD_ALGO before init
   std::string memory = "host";                   // -m
   std::string jsonPath;                          // --json
+  std::string collective;                        // peers only: the -c NAME of PeerFlags::collectives
+};
+
+// What a peer program adds to the shared flags: -c then also takes one of `collectives` (the call to
+// time), given next to -c 0|1 (e.g. "-c allreduce -c 1"), and addFlags declares the peer's own flags.
+struct PeerFlags {
+  std::vector<std::string> collectives;
+  std::function<void(CLI::App& app)> addFlags;
 };
 
 // Parses argv. Returns true with `options` filled, or false with *exitCode set (0 after --help, 2 after a
 // bad flag); messages are already printed then.
-bool parseOptions(int argc, char** argv, Options* options, int* exitCode);
+// With `peer`, a -c NAME is required.
+bool parseOptions(int argc, char** argv, Options* options, int* exitCode, const PeerFlags* peer = nullptr);
 
 // "8", "64K", "128M", "1G" (powers of 1024, either case) → bytes; false on anything else.
 bool parseSize(const std::string& text, size_t* bytes);

@@ -59,10 +59,12 @@ void printRunHeader(std::FILE* out, const Options& o, const RunDescription& run,
                "agg iters: 1 validation: %d graph: 0\n",
                o.minBytes, o.maxBytes, o.stepFactor > 1 ? static_cast<size_t>(o.stepFactor) : o.stepBytes,
                o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, o.check ? 1 : 0);
-  std::fprintf(out, "# Myriad %d.%d.%d: nranks %d launcher %s algo %s memory %s %s\n", run.version / 10000,
-               run.version / 100 % 100, run.version % 100, run.nranks, run.launcher.c_str(),
-               run.algo.empty() ? "(tuner)" : run.algo.c_str(), o.memory.c_str(),
-               o.blocking ? "blocking (NULL stream)" : "host stream");
+  std::fprintf(out, "# %s: nranks %d launcher %s algo %s memory %s %s\n", run.title.c_str(), run.nranks,
+               run.launcher.c_str(),
+               !run.algo.empty()         ? run.algo.c_str()
+               : run.library == "myriad" ? "(tuner)"
+                                         : "(default)",
+               o.memory.c_str(), o.blocking ? "blocking (NULL stream)" : "host stream");
   std::fprintf(out, "#\n# Using devices\n");
   for (const RankDescription& r : ranks) {
     std::fprintf(out, "#  Rank %2d Group %2d Pid %6d on %10s device  host\n", r.rank, 0, r.pid, r.host);
@@ -98,12 +100,12 @@ void printFooter(std::FILE* out, double wrongTotal, double avgBusBw) {
 }
 
 void writeJsonRow(std::FILE* out, const RunDescription& run, const Options& o, const ResultRow& row) {
-  std::string line = "{\"collective\":" + jsonString(run.collective) + ",\"nranks\":" + std::to_string(run.nranks) +
-                     ",\"algo\":" + jsonString(run.algo) + ",\"blocking\":" + (o.blocking ? "1" : "0") +
-                     ",\"size\":" + std::to_string(row.bytes) + ",\"count\":" + std::to_string(row.count) +
-                     ",\"type\":" + jsonString(row.type) + ",\"redop\":" + jsonString(row.op) +
-                     ",\"root\":" + std::to_string(row.root) + "," + jsonHalf("oop_", row.outOfPlace) + "," +
-                     jsonHalf("ip_", row.inPlace) + "}\n";
+  std::string line = "{\"library\":" + jsonString(run.library) + ",\"collective\":" + jsonString(run.collective) +
+                     ",\"nranks\":" + std::to_string(run.nranks) + ",\"algo\":" + jsonString(run.algo) +
+                     ",\"blocking\":" + (o.blocking ? "1" : "0") + ",\"size\":" + std::to_string(row.bytes) +
+                     ",\"count\":" + std::to_string(row.count) + ",\"type\":" + jsonString(row.type) +
+                     ",\"redop\":" + jsonString(row.op) + ",\"root\":" + std::to_string(row.root) + "," +
+                     jsonHalf("oop_", row.outOfPlace) + "," + jsonHalf("ip_", row.inPlace) + "}\n";
   std::fputs(line.c_str(), out);
   std::fflush(out);
 }

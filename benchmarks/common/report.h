@@ -19,12 +19,13 @@ struct RankDescription {
 };
 
 struct RunDescription {
-  std::string program;     // "myriad_all_reduce_perf"
-  std::string collective;  // "all_reduce"
-  std::string launcher;    // "fork", "ompi", ... (LaunchInfo::kind)
-  std::string algo;        // MYRIAD_ALGO, "" for the tuner's choice
+  std::string program;             // "myriad_all_reduce_perf"
+  std::string collective;          // "all_reduce" (peers too, so rows of every library match)
+  std::string library = "myriad";  // JSON "library": "myriad", "openmpi", "gloo"
+  std::string title;               // the header's library and version: "Myriad 0.1.0", "Open MPI 4.1.4"
+  std::string launcher;            // "fork", "ompi", ... (LaunchInfo::kind), "mpirun", "store"
+  std::string algo;                // MYRIAD_ALGO, "" for the tuner's choice; a peer's variant ("ring")
   int nranks = 1;
-  int version = 0;  // myrGetVersion
 };
 
 struct ResultHalf {  // out-of-place or in-place

@@ -1,7 +1,9 @@
 # Installs what Myriad's build, tests and demo need on a fresh Debian machine (root, apt), once.
 # Sourced by scripts/demo and scripts/test; a package already present costs one dpkg query.
+# libpugixml-dev: topology files (src/topology/); openmpi-bin, libopenmpi-dev and libgloo-dev: the peer
+# benchmarks (benchmarks/peers/).
 myriad_apt_packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libcli11-dev libhwloc-dev
-                     libpugixml-dev clang-format iproute2 procps)
+                     libpugixml-dev clang-format iproute2 procps openmpi-bin libopenmpi-dev libgloo-dev)
 
 myriad_install_deps() {
   local missing=()
