@@ -2,6 +2,7 @@
 // a Task: chunking, peers and buffers decided once; the Task then only posts, polls and reduces.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -55,6 +56,13 @@ struct CollArgs {
   size_t recvCount(int peer) const { return recvCounts.empty() ? count : recvCounts[static_cast<size_t>(peer)]; }
   size_t sendDispl(int peer) const {
     return sendDispls.empty() ? count * static_cast<size_t>(peer) : sendDispls[static_cast<size_t>(peer)];
+  }
+  // Elements from sendbuff up to the end of the last non-empty block sent (all-to-all(v)).
+  size_t sendExtent(int nranks) const {
+    size_t extent = 0;
+    for (int p = 0; p < nranks; ++p)
+      if (sendCount(p)) extent = std::max(extent, sendDispl(p) + sendCount(p));
+    return extent;
   }
   size_t recvDispl(int peer) const {
     return recvDispls.empty() ? count * static_cast<size_t>(peer) : recvDispls[static_cast<size_t>(peer)];

@@ -43,9 +43,7 @@ Result<std::unique_ptr<Task>> planExchange(const CollArgs& a, Comm& comm, const 
     for (size_t j = 0; j < L; ++j) total += a.recvCount(rank(fh, j)) * es;
     stage2Bytes = std::max(stage2Bytes, total);
   }
-  size_t extent = 0;
-  for (int x = 0; x < comm.nranks(); ++x)
-    if (a.sendCount(x)) extent = std::max(extent, (a.sendDispl(x) + a.sendCount(x)) * es);
+  size_t extent = a.sendExtent(comm.nranks()) * es;  // bytes
   size_t stage1Bytes = slotOff.back();
   uint8_t* stage1 = s.reserveScratch(stage1Bytes + (H - 1) * stage2Bytes + (a.inPlace() ? extent : 0));
   uint8_t* stage2 = stage1 + stage1Bytes;

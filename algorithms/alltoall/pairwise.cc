@@ -26,9 +26,7 @@ class PairwiseAllToAll final : public Algorithm {
     const uint8_t* src = static_cast<const uint8_t*>(a.sendbuff);
     Schedule::Deps start;
     if (a.inPlace()) {
-      size_t extent = 0;
-      for (int p = 0; p < n; ++p)
-        if (a.sendCount(p)) extent = std::max(extent, a.sendDispl(p) + a.sendCount(p));
+      size_t extent = a.sendExtent(n);
       uint8_t* copy = s.reserveScratch(extent * es);
       if (extent) start = {s.copy(copy, src, extent * es)};
       src = copy;

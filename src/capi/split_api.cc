@@ -3,14 +3,11 @@
 // store under a prefix of its own ("split<k>.c<colour>."), with the parent's secret. No new rendezvous
 // server and no out-of-band id are needed.
 #include <algorithm>
-#include <cstring>
 
-#include "algorithms/registry.h"
 #include "capi/handles.h"
 #include "core/collectives.h"
 #include "core/group.h"
 #include "core/log.h"
-#include "tuner/tuner.h"
 
 namespace myriad::capi {
 namespace {
@@ -41,9 +38,7 @@ Status commSplit(myrComm_t comm, int color, int key, myrComm_t* newcomm, myrConf
   gather.recvbuff = all.data();
   gather.count = 2;
   gather.dtype = myrInt32;
-  MYR_TRY(validateCollective(gather, *parent));
-  MYR_ASSIGN_OR_RETURN(const Algorithm* algo, selectAlgorithm(gather, *parent));
-  MYR_TRY(issueNow(*parent, gather, algo, nullptr).addContext("myrCommSplit"));
+  MYR_TRY(issueCollective(*parent, std::move(gather), nullptr).addContext("myrCommSplit"));
   int split = parent->nextSplit();
   if (color == MYR_SPLIT_NOCOLOR) return Status::ok();
 

@@ -13,11 +13,7 @@ CallShape shapeOf(const CollArgs& a, const Comm& comm) {
   s.kind = a.kind;
   s.nranks = comm.nranks();
   s.nhosts = static_cast<int>(comm.hosts().size());
-  size_t first = comm.hosts().front().size();
-  for (const auto& h : comm.hosts()) {
-    s.maxLocal = std::max(s.maxLocal, static_cast<int>(h.size()));
-    s.evenHosts = s.evenHosts && h.size() == first;
-  }
+  for (const auto& h : comm.hosts()) s.maxLocal = std::max(s.maxLocal, static_cast<int>(h.size()));
   size_t es = dtypeSize(a.dtype);
   switch (a.kind) {
     case CollKind::kAllToAll:  // bytes per peer; all-to-allv has no size all ranks agree on

@@ -17,7 +17,6 @@ struct CallShape {
   int nranks = 1;
   int nhosts = 1;
   int maxLocal = 1;            // most ranks on one host
-  bool evenHosts = true;       // every host has the same number of ranks
   bool perPeerCounts = false;  // all-to-allv: the counts differ between ranks, so `bytes` is 0
 };
 
