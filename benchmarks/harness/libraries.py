@@ -3,7 +3,9 @@
 Placements: "shm", all ranks on this host (Myriad over shared memory, Open MPI's vader, Gloo's TCP over
 loopback: Gloo has no shared-memory transport); "tcp", the ranks split evenly over the two namespaces of a
 netns.VethPair, so every library crosses the veth link. Open MPI runs at its best setting: glibc keeps freed
-memory (otherwise it is page-fault bound), and no core binding (two "hosts" on two cores)."""
+memory (otherwise it is page-fault bound), and no core binding (two "hosts" on two cores). Every library makes
+blocking calls (Myriad with -z 1, the NULL stream, as MPI_Allreduce and Gloo's run() are), so no library
+pays for a hand-off to another thread that the others do not."""
 import os
 import stat
 import tempfile
@@ -50,7 +52,7 @@ class Launcher:
         call = PEER_CALLS[collective].get(library)
         if self.placement == "shm":
             if library == "myriad":
-                return [([self._bin(f"myriad_{collective}_perf"), "-np", str(nranks)] + sweep, {})]
+                return [([self._bin(f"myriad_{collective}_perf"), "-np", str(nranks), "-z", "1"] + sweep, {})]
             if library == "mpi":
                 forward = [a for k in MPI_ENV for a in ("-x", k)]
                 return [(MPIRUN + forward + ["-np", str(nranks), self._bin("peers/mpi_coll_perf"), "-c", call] +
@@ -66,7 +68,7 @@ class Launcher:
             env = {"RANK": str(r), "WORLD_SIZE": str(nranks), "LOCAL_RANK": str(r - h * (nranks // 2)),
                    "MASTER_ADDR": self.pair.addr[0], "MASTER_PORT": str(self._port),
                    "MYRIAD_HOST_ID": self.pair.ns[h], "MYRIAD_SOCKET_IFNAME": self.pair.ifname[h]}
-            procs.append((self.pair.exec(h, [self._bin(f"myriad_{collective}_perf")] + sweep), env))
+            procs.append((self.pair.exec(h, [self._bin(f"myriad_{collective}_perf"), "-z", "1"] + sweep), env))
         return procs
 
     def _tcp_gloo(self, collective, call, nranks, sweep):
