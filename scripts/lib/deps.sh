@@ -1,9 +1,12 @@
 # Installs what Myriad's build, tests and demo need on a fresh Debian machine (root, apt), once.
 # Sourced by scripts/demo and scripts/test; a package already present costs one dpkg query.
 # libpugixml-dev: topology files (src/topology/); openmpi-bin, libopenmpi-dev and libgloo-dev: the peer
-# benchmarks (benchmarks/peers/).
+# benchmarks (benchmarks/peers/). libibverbs-dev builds the rdma transport; the rest runs its Soft-RoCE VM
+# tier (tests/rdma: qemu boots Debian's kernel with rdma_rxe; perftest and tcpdump check the wire).
 myriad_apt_packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libcli11-dev libhwloc-dev
-                     libpugixml-dev clang-format iproute2 procps openmpi-bin libopenmpi-dev libgloo-dev)
+                     libpugixml-dev clang-format iproute2 procps openmpi-bin libopenmpi-dev libgloo-dev
+                     libibverbs-dev rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
+                     qemu-system-x86 kmod busybox-static cpio xz-utils tcpdump)
 
 myriad_install_deps() {
   local missing=()
@@ -23,6 +26,6 @@ myriad_build() {
   local dir=$1
   shift
   cmake -S "$MYRIAD_ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; return 1; }
-  grep -A9 "Myriad .* configuration" "$dir/configure.log" | sed 's/^-- //'
+  grep -A10 "Myriad .* configuration" "$dir/configure.log" | sed 's/^-- //'
   cmake --build "$dir" -j "${MYRIAD_JOBS:-2}"
 }

@@ -20,6 +20,8 @@
 
 namespace myriad {
 
+class Store;
+
 struct Request {
   void* buf = nullptr;
   size_t bytes = 0;
@@ -72,6 +74,7 @@ struct TransportContext {
   std::array<uint8_t, 16> secret{};
   const Config* config = nullptr;
   const std::atomic<bool>* abort = nullptr;
+  Store* store = nullptr;  // the communicator's rendezvous store (rdma publishes its QPs there)
 };
 
 class Transport {
