@@ -34,6 +34,9 @@ TEST_P(RdmaLarge, SendRecvAboveMaxMessageSize) {
   const uint64_t seed = testSeed();
   auto body = [&](int rank, const myrUniqueId& id) -> int {
     useRdma(rank, qps);
+    // One 8 MiB piece can take seconds under emulation (the host's other load included); the receiver
+    // sees nothing of it until it lands.
+    setenv("MYRIAD_TIMEOUT_MS", "60000", 1);
     return runInChild(2, rank, id, false, [&](myrComm_t comm, myrStream_t) -> std::string {
       std::vector<uint8_t> buf(bytes + 64, 0xEE);
       for (int round = 0; round < 2; ++round) {  // each direction once

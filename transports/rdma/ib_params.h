@@ -62,7 +62,7 @@ struct Piece {
 // ones go whole to QP seq % n; each stripe is cut into pieces of at most maxMsg bytes. A 0-byte message is
 // one 0-byte piece. Pieces of one QP are consecutive. (The PathSet's scheduling will replace this.)
 std::vector<Piece> planPieces(size_t bytes, int n, size_t maxMsg, size_t stripeMin, uint32_t seq);
-// How many QPs carry a piece of the plan: the number of WRITE WITH IMMEDIATE the receiver waits for.
+// How many QPs carry a piece of the plan.
 int qpsUsed(const std::vector<Piece>& plan);
 
 }  // namespace myriad

@@ -1,7 +1,8 @@
 // rdma data path: clear-to-send, RDMA WRITE pieces, WRITE WITH IMMEDIATE completions, all driven from
-// poll() (never blocks). Bounded: at most kSqDepth WRs outstanding per QP and kWindow clear-to-sends ahead
-// of the oldest unfinished receive, so that the peer's receive queues never run dry in normal operation
-// (an RNR would only delay, since rnr_retry is infinite).
+// poll() (never blocks). Every piece is a WRITE WITH IMMEDIATE, so the receiver sees each piece land (and
+// its silence clock restarts) even when one message takes seconds. Bounded: at most kSqDepth WRs
+// outstanding per QP and kWindow clear-to-sends ahead of the oldest unfinished receive; a receiver that
+// falls behind reposting its receives only slows the sender down (RNR retries are infinite).
 #include <arpa/inet.h>
 #include <signal.h>
 
@@ -161,7 +162,7 @@ Status RdmaConnection::postCtsMessages() {
     if (m.seq >= limit || qps_[0].sqUsed >= kSqDepth) break;
     if (m.ctsSent) continue;
     const int n = static_cast<int>(qps_.size());
-    m.expected = qpsUsed(planPieces(m.r->bytes, n, maxMsg_, kStripeMin, m.seq));
+    m.expected = static_cast<int>(planPieces(m.r->bytes, n, maxMsg_, kStripeMin, m.seq).size());
     Cts c{kCtsMagic, m.seq, m.r->tag, m.mr ? m.mr->rkey : 0, reinterpret_cast<uintptr_t>(m.r->buf), m.r->bytes};
     const size_t off = (static_cast<size_t>(n) * kRqDepth + static_cast<size_t>(ctlSendNext_)) * kSlotBytes;
     ctlSendNext_ = (ctlSendNext_ + 1) % kSqDepth;
@@ -211,7 +212,6 @@ Status RdmaConnection::postWrites() {
       const Piece& p = m.plan[k];
       Qp& q = qps_[static_cast<size_t>(p.qp)];
       if (q.sqUsed >= kSqDepth) continue;
-      const bool lastOfQp = k + 1 == m.plan.size() || m.plan[k + 1].qp != p.qp;
       ibv_sge sge{};
       ibv_send_wr wr{};
       if (p.bytes > 0) {
@@ -220,8 +220,8 @@ Status RdmaConnection::postWrites() {
         wr.num_sge = 1;
       }
       wr.wr_id = (kKindWrite << 60) | (static_cast<uint64_t>(p.qp) << 32) | m.seq;
-      wr.opcode = lastOfQp ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
-      if (lastOfQp) wr.imm_data = htonl(immFor(m.seq, k));
+      wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+      wr.imm_data = htonl(immFor(m.seq, k));
       wr.send_flags = IBV_SEND_SIGNALED;
       wr.wr.rdma.remote_addr = m.cts.addr + p.offset;
       wr.wr.rdma.rkey = m.cts.rkey;

@@ -4,9 +4,10 @@
 // publishes "rdma.rtr.<me>.<peer>" and sends nothing until the peer's RTR record appears (a packet to a QP
 // that is not ready yet would wait out a whole ACK timeout). Data: receiver-driven. For every posted receive
 // the receiver sends a clear-to-send (inline SEND: sequence, tag, size, address, rkey) on QP 0; the sender
-// RDMA-WRITEs the message in pieces over the QPs, the last piece on each QP a WRITE WITH IMMEDIATE carrying
-// the message's sequence number and piece index; the receiver counts those. Invariant: messages match in
-// order (the n-th send with the n-th receive) and a send is done only once the peer acknowledged its bytes.
+// RDMA-WRITEs the message in pieces over the QPs (at most the device's max message size each), every piece
+// a WRITE WITH IMMEDIATE carrying the message's sequence number and piece index; the receiver counts them. Invariant:
+// messages match in order (the n-th send with the n-th receive) and a send is done only once the peer acknowledged its
+// bytes.
 #pragma once
 
 #include <deque>
