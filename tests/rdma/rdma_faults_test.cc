@@ -1,6 +1,6 @@
 // The rdma transport's edges on Soft-RoCE (inside the VM): point-to-point messages larger than rxe's 8 MiB
-// message limit (cut into pieces and striped over QPs), and a rank killed in a stream of all-reduces, which
-// every survivor must report naming it (myrRemoteError or myrTimeout) within the deadline.
+// message limit (cut into pieces and striped over QPs; once with the registration cache on), and a rank killed in a
+// stream of all-reduces, which every survivor must report naming it (myrRemoteError or myrTimeout) within the deadline.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -25,11 +25,17 @@ uint8_t pattern(size_t i, uint64_t salt) {
   return static_cast<uint8_t>((i * 2654435761u + salt) >> 7);
 }
 
-class RdmaLarge : public testing::TestWithParam<int> {};
+struct LargeParam {
+  int qps;
+  bool regCache;  // MYRIAD_IB_REG_CACHE=1: the second round finds the buffer's registration again
+};
+
+class RdmaLarge : public testing::TestWithParam<LargeParam> {};
 
 TEST_P(RdmaLarge, SendRecvAboveMaxMessageSize) {
   if (!rxeReady()) GTEST_SKIP() << "needs Soft-RoCE devices rxe1/rxe2 (run inside tests/rdma/vm/run-in-vm --rxe)";
-  const int qps = GetParam();
+  const int qps = GetParam().qps;
+  const bool regCache = GetParam().regCache;
   const size_t bytes = (size_t{20} << 20) + 5;  // two and a half times rxe's 8 MiB limit, odd
   const uint64_t seed = testSeed();
   auto body = [&](int rank, const myrUniqueId& id) -> int {
@@ -37,9 +43,10 @@ TEST_P(RdmaLarge, SendRecvAboveMaxMessageSize) {
     // One 8 MiB piece can take seconds under emulation (the host's other load included); the receiver
     // sees nothing of it until it lands.
     setenv("MYRIAD_TIMEOUT_MS", "60000", 1);
+    setenv("MYRIAD_IB_REG_CACHE", regCache ? "1" : "0", 1);
     return runInChild(2, rank, id, false, [&](myrComm_t comm, myrStream_t) -> std::string {
-      std::vector<uint8_t> buf(bytes + 64, 0xEE);
-      for (int round = 0; round < 2; ++round) {  // each direction once
+      std::vector<uint8_t> buf(bytes + 64, 0xEE);  // one buffer for both rounds, as the cache requires
+      for (int round = 0; round < 2; ++round) {    // each direction once
         const int sender = round;
         if (rank == sender) {
           for (size_t i = 0; i < bytes; ++i) buf[i] = pattern(i, seed + static_cast<uint64_t>(round));
@@ -64,8 +71,11 @@ TEST_P(RdmaLarge, SendRecvAboveMaxMessageSize) {
   ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
 }
 
-INSTANTIATE_TEST_SUITE_P(Rxe, RdmaLarge, testing::Values(1, 3),
-                         [](const testing::TestParamInfo<int>& i) { return "qp" + std::to_string(i.param); });
+INSTANTIATE_TEST_SUITE_P(Rxe, RdmaLarge,
+                         testing::Values(LargeParam{1, false}, LargeParam{3, false}, LargeParam{2, true}),
+                         [](const testing::TestParamInfo<LargeParam>& i) {
+                           return "qp" + std::to_string(i.param.qps) + (i.param.regCache ? "_regcache" : "");
+                         });
 
 TEST(RdmaKill, SurvivorsNameTheKilledRank) {
   if (!rxeReady()) GTEST_SKIP() << "needs Soft-RoCE devices rxe1/rxe2 (run inside tests/rdma/vm/run-in-vm --rxe)";
