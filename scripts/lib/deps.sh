@@ -2,8 +2,12 @@
 # Sourced by scripts/demo and scripts/test; a package already present costs one dpkg query.
 # libpugixml-dev: topology files (src/topology/); openmpi-bin, libopenmpi-dev and libgloo-dev: the peer
 # benchmarks (benchmarks/peers/); iperf3 and matplotlib (pip, for the python3 on PATH): benchmarks/compare.
+# libibverbs-dev builds the rdma transport; the rest runs its Soft-RoCE VM tier (tests/rdma: qemu boots
+# Debian's kernel with rdma_rxe; perftest and tcpdump check the wire).
 myriad_apt_packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libcli11-dev libhwloc-dev
-                     libpugixml-dev clang-format iproute2 procps openmpi-bin libopenmpi-dev libgloo-dev iperf3)
+                     libpugixml-dev clang-format iproute2 procps openmpi-bin libopenmpi-dev libgloo-dev iperf3
+                     libibverbs-dev rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
+                     qemu-system-x86 kmod busybox-static cpio xz-utils tcpdump)
 myriad_pip_modules=(matplotlib)
 
 myriad_install_deps() {
@@ -35,6 +39,6 @@ myriad_build() {
   local dir=$1
   shift
   cmake -S "$MYRIAD_ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; return 1; }
-  grep -A9 "Myriad .* configuration" "$dir/configure.log" | sed 's/^-- //'
+  grep -A10 "Myriad .* configuration" "$dir/configure.log" | sed 's/^-- //'
   cmake --build "$dir" -j "${MYRIAD_JOBS:-2}"
 }

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/tcp_store.h"
 #include "core/wire.h"
+#include "transports/rdma/rdma.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
 
@@ -51,8 +52,10 @@ Status Comm::bootstrap(CommSetup& setup) {
   ctx.secret = setup.secret;
   ctx.config = &config_;
   ctx.abort = errors_.flag();
+  ctx.store = store_.get();
   MYR_ASSIGN_OR_RETURN(tcp_, TcpTransport::create(ctx, &self));
   MYR_ASSIGN_OR_RETURN(shm_, ShmTransport::create(ctx));
+  MYR_TRY(openNetwork(ctx, &self));
 
   // Each rank publishes its description; rank 0 gathers them, checks that everyone agrees on the size of
   // the communicator, and publishes the table (or the reason there is none) for all.
@@ -111,6 +114,23 @@ Status Comm::bootstrap(CommSetup& setup) {
   return Status::ok();
 }
 
+// MYRIAD_NET: rdma must work; auto uses it where it works and says why not at INFO; tcp never tries.
+Status Comm::openNetwork(const TransportContext& ctx, PeerInfo* self) {
+  if (config_.net == "tcp") return Status::ok();
+  auto rdma = createRdmaTransport(ctx, self);
+  if (rdma.isOk()) {
+    rdma_ = rdma.take();
+    return Status::ok();
+  }
+  Status why = rdma.takeStatus();
+  if (config_.net == "rdma")
+    return Status(why.code() == Code::kNotSupported ? Code::kSystemError : why.code(),
+                  "MYRIAD_NET=rdma, but " + why.message());
+  if (why.code() != Code::kNotSupported) return why;
+  MYR_LOG(kInfo, kNet, rank_, "rdma not used, tcp instead: " + why.message());
+  return Status::ok();
+}
+
 void Comm::groupHosts() {
   hostOf_.assign(static_cast<size_t>(nranks_), -1);
   localIndex_.assign(static_cast<size_t>(nranks_), -1);
@@ -151,7 +171,11 @@ Result<Connection*> Comm::connection(int peer) {
   if (slot) return slot.get();
   const PeerInfo& self = peers_[static_cast<size_t>(rank_)];
   const PeerInfo& other = peers_[static_cast<size_t>(peer)];
-  Transport* t = shm_->canReach(self, other) ? static_cast<Transport*>(shm_.get()) : tcp_.get();
+  Transport* t = tcp_.get();
+  if (shm_->canReach(self, other))
+    t = shm_.get();
+  else if (rdma_ && rdma_->canReach(self, other))
+    t = rdma_.get();
   auto c = t->connect(other);
   if (!c.isOk())
     return fail(c.takeStatus().addContext("rank " + std::to_string(rank_) + ": connect to " + other.describe()));

@@ -84,6 +84,7 @@ class Comm {
  private:
   Comm() = default;
   Status bootstrap(CommSetup& setup);
+  Status openNetwork(const TransportContext& ctx, PeerInfo* self);
   void findStoreOwner();
   void groupHosts();
   Status learnedFailure(const Bytes& notice);
@@ -104,6 +105,7 @@ class Comm {
   std::vector<PeerInfo> peers_;
   std::unique_ptr<TcpTransport> tcp_;
   std::unique_ptr<ShmTransport> shm_;
+  std::unique_ptr<Transport> rdma_;                 // null: MYRIAD_NET=tcp, or no working device under auto
   std::vector<std::unique_ptr<Connection>> conns_;  // by rank, opened lazily
   std::vector<Connection*> open_;                   // the opened ones, for liveness checks
   std::string storeOwner_;                          // who hosts the tcp store, for messages

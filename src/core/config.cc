@@ -29,6 +29,26 @@ constexpr EnvVarSpec kEnv[] = {
      "Network interface (or address prefix) for tcp and the rendezvous; default: the first non-loopback "
      "interface that is up, else loopback."},
     {"MYRIAD_SOCKET_BUFFER_BYTES", "size", "4194304", "SO_SNDBUF/SO_RCVBUF of data sockets; 0 keeps the kernel's."},
+    {"MYRIAD_NET", "enum(auto|rdma|tcp)", "auto",
+     "Network transport between ranks that shared memory does not reach: rdma (RoCE/InfiniBand verbs; init fails, "
+     "saying why, when no device works), tcp, or auto (rdma where both ranks have a working device, else tcp)."},
+    {"MYRIAD_IB_HCA", "string", "",
+     "RDMA devices to use, NCCL's syntax: mlx5_0:1,mlx5_1 (device prefixes, optional port), a leading ^ "
+     "excludes the list, a leading = matches names exactly; default: every device with an active port."},
+    {"MYRIAD_IB_GID_INDEX", "int", "-1",
+     "GID index of the RoCE port; -1 picks one of MYRIAD_IB_ROCE_VERSION, IPv4-mapped first."},
+    {"MYRIAD_IB_ROCE_VERSION", "int", "2", "RoCE version (1 or 2) of the GID picked when MYRIAD_IB_GID_INDEX is -1."},
+    {"MYRIAD_IB_TC", "int", "0", "Traffic class of RDMA packets (RoCE: DSCP << 2 | ECN)."},
+    {"MYRIAD_IB_SL", "int", "0", "Service level of RDMA QPs."},
+    {"MYRIAD_IB_TIMEOUT", "int", "20",
+     "ACK timeout exponent of RC QPs (4.096 us * 2^value); emulated links (qemu, Soft-RoCE) need 18-20."},
+    {"MYRIAD_IB_RETRY_CNT", "int", "7", "Retransmissions of an unacknowledged RDMA packet before the QP fails."},
+    {"MYRIAD_IB_QPS_PER_PEER", "int", "1",
+     "RC QPs per connected peer, each with its own flow label (so its own UDP source port, an ECMP path); "
+     "large messages are striped over them."},
+    {"MYRIAD_IB_REG_CACHE", "bool", "0",
+     "1: keep memory registrations of user buffers for reuse. Only safe when the application does not free and "
+     "reallocate buffers that it passed to Myriad while the communicator lives; 0 registers per message."},
     {"MYRIAD_ALGO", "string", "",
      "Forces algorithms by registry name, a comma list with at most one per collective (allreduce.tree,alltoall.hier); "
      "a name that is unknown or cannot run a call makes that call fail with myrInvalidUsage."},
@@ -144,6 +164,16 @@ Result<Config> Config::fromEnv() {
     return invalidArgument("MYRIAD_SHM_SLOT_BYTES must be a multiple of 64 between 4K and 1G");
   c.socketIfname = raw("MYRIAD_SOCKET_IFNAME");
   MYR_TRY(readSize("MYRIAD_SOCKET_BUFFER_BYTES", &c.socketBufferBytes));
+  MYR_TRY(readEnum("MYRIAD_NET", &c.net));
+  c.ibHca = raw("MYRIAD_IB_HCA");
+  MYR_TRY(readInt("MYRIAD_IB_GID_INDEX", -1, 65535, &c.ibGidIndex));
+  MYR_TRY(readInt("MYRIAD_IB_ROCE_VERSION", 1, 2, &c.ibRoceVersion));
+  MYR_TRY(readInt("MYRIAD_IB_TC", 0, 255, &c.ibTc));
+  MYR_TRY(readInt("MYRIAD_IB_SL", 0, 15, &c.ibSl));
+  MYR_TRY(readInt("MYRIAD_IB_TIMEOUT", 1, 31, &c.ibTimeout));
+  MYR_TRY(readInt("MYRIAD_IB_RETRY_CNT", 0, 7, &c.ibRetryCnt));
+  MYR_TRY(readInt("MYRIAD_IB_QPS_PER_PEER", 1, 64, &c.ibQpsPerPeer));
+  MYR_TRY(readBool("MYRIAD_IB_REG_CACHE", &c.ibRegCache));
   c.algo = raw("MYRIAD_ALGO");
   MYR_TRY(readSize("MYRIAD_CHUNK_BYTES", &c.chunkBytes));
   if (c.chunkBytes < 1024) return invalidArgument("MYRIAD_CHUNK_BYTES must be at least 1K");

@@ -38,6 +38,17 @@ struct Config {
   int shmSlots = 8;
   std::string socketIfname;
   size_t socketBufferBytes = 4 << 20;
+  // RDMA (transports/rdma)
+  std::string net = "auto";
+  std::string ibHca;
+  int ibGidIndex = -1;
+  int ibRoceVersion = 2;
+  int ibTc = 0;
+  int ibSl = 0;
+  int ibTimeout = 20;
+  int ibRetryCnt = 7;
+  int ibQpsPerPeer = 1;
+  bool ibRegCache = false;
   // Algorithms
   std::string algo;
   size_t chunkBytes = 128 << 10;

@@ -42,6 +42,7 @@ void PeerInfo::encode(Writer& w) const {
   w.u64(pidNamespace);
   w.u32(tcpAddr.len);
   w.raw(&tcpAddr.ss, sizeof(tcpAddr.ss));
+  w.str(rdmaDevice);
 }
 
 Result<PeerInfo> PeerInfo::decode(Reader& r) {
@@ -53,6 +54,7 @@ Result<PeerInfo> PeerInfo::decode(Reader& r) {
   p.pidNamespace = r.u64();
   p.tcpAddr.len = r.u32();
   r.raw(&p.tcpAddr.ss, sizeof(p.tcpAddr.ss));
+  p.rdmaDevice = r.str(256);
   if (r.failed() || p.tcpAddr.len > sizeof(p.tcpAddr.ss)) return invalidArgument("malformed peer description");
   return p;
 }

@@ -23,6 +23,8 @@
 
 namespace myriad {
 
+class Store;
+
 // A receive combined on arrival: buf[i] = incoming[i] op with[i], element-wise (`with` may be buf itself).
 struct Combine {
   const void* with = nullptr;
@@ -85,6 +87,7 @@ struct TransportContext {
   std::array<uint8_t, 16> secret{};
   const Config* config = nullptr;
   const std::atomic<bool>* abort = nullptr;
+  Store* store = nullptr;  // the communicator's rendezvous store (rdma publishes its QPs there)
 };
 
 class Transport {

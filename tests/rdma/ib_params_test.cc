@@ -1,0 +1,260 @@
+// Unit tests of the rdma transport's pure parts (no device): MYRIAD_IB_HCA parsing and matching, GID
+// choice from GID tables laid out as sysfs shows them (recorded fixtures, read through readGidTable from
+// a temporary sysfs tree), the flow label <-> UDP source port arithmetic, and piece plans against the
+// device's max message size.
+#include "transports/rdma/ib_params.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "transports/rdma/ib_device.h"
+
+namespace myriad {
+namespace {
+
+TEST(HcaList, EmptySelectsEverything) {
+  auto f = parseHcaList("");
+  ASSERT_TRUE(f.isOk());
+  EXPECT_TRUE(hcaSelected(f.value(), "mlx5_0", 1));
+  EXPECT_TRUE(hcaSelected(f.value(), "rxe0", 1));
+}
+
+TEST(HcaList, PrefixesAndPorts) {
+  auto f = parseHcaList("mlx5_0:1,mlx5_1");
+  ASSERT_TRUE(f.isOk()) << f.status().message();
+  ASSERT_EQ(f.value().entries.size(), 2u);
+  EXPECT_TRUE(hcaSelected(f.value(), "mlx5_0", 1));
+  EXPECT_FALSE(hcaSelected(f.value(), "mlx5_0", 2));
+  EXPECT_TRUE(hcaSelected(f.value(), "mlx5_1", 2));
+  EXPECT_TRUE(hcaSelected(f.value(), "mlx5_10", 1));  // prefix match, as NCCL
+  EXPECT_FALSE(hcaSelected(f.value(), "mlx5_2", 1));
+}
+
+TEST(HcaList, ExactAndExclude) {
+  auto exact = parseHcaList("=mlx5_1");
+  ASSERT_TRUE(exact.isOk());
+  EXPECT_TRUE(hcaSelected(exact.value(), "mlx5_1", 1));
+  EXPECT_FALSE(hcaSelected(exact.value(), "mlx5_10", 1));
+  auto ex = parseHcaList("^rxe0");
+  ASSERT_TRUE(ex.isOk());
+  EXPECT_FALSE(hcaSelected(ex.value(), "rxe0", 1));
+  EXPECT_TRUE(hcaSelected(ex.value(), "rxe1", 1));
+  EXPECT_FALSE(hcaSelected(ex.value(), "rxe01", 1));  // prefix
+  auto exEx = parseHcaList("^=rxe0:1");
+  ASSERT_TRUE(exEx.isOk());
+  EXPECT_TRUE(exEx.value().exclude && exEx.value().exact);
+  EXPECT_FALSE(hcaSelected(exEx.value(), "rxe0", 1));
+  EXPECT_TRUE(hcaSelected(exEx.value(), "rxe0", 2));
+  EXPECT_TRUE(hcaSelected(exEx.value(), "rxe01", 1));
+}
+
+TEST(HcaList, MalformedEntriesAreErrors) {
+  for (const char* bad : {"mlx5_0:", "mlx5_0:x", "mlx5_0:0", ":1", "mlx5_0:1:2"}) {
+    auto f = parseHcaList(bad);
+    EXPECT_FALSE(f.isOk()) << bad;
+    if (!f.isOk()) {
+      EXPECT_NE(f.status().message().find("MYRIAD_IB_HCA"), std::string::npos);
+    }
+  }
+}
+
+// Writes a fixture as a sysfs port (gids/<i>, gid_attrs/types/<i>) under a temporary root; returns the
+// table length (highest index + 1, plus empty entries as the kernel shows them).
+int writeSysfs(const std::string& fixture, const std::filesystem::path& root, const std::string& dev) {
+  std::ifstream in(std::string(MYRIAD_RDMA_FIXTURES) + "/" + fixture);
+  EXPECT_TRUE(in.good()) << fixture;
+  auto port = root / dev / "ports" / "1";
+  std::filesystem::create_directories(port / "gids");
+  std::filesystem::create_directories(port / "gid_attrs" / "types");
+  int length = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    int index = 0;
+    ls >> index;
+    std::string rest;
+    std::getline(ls, rest);
+    size_t cut = rest.rfind(' ');
+    std::string type = rest.substr(1, cut - 1), gid = rest.substr(cut + 1);
+    std::ofstream(port / "gids" / std::to_string(index)) << gid << "\n";
+    std::ofstream(port / "gid_attrs" / "types" / std::to_string(index)) << type << "\n";
+    length = std::max(length, index + 1);
+  }
+  for (int i = length; i < length + 2; ++i)  // empty entries: zero GID, no type
+    std::ofstream(port / "gids" / std::to_string(i)) << "0000:0000:0000:0000:0000:0000:0000:0000\n";
+  return length + 2;
+}
+
+class GidTable : public testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() / ("myriad-gids-" + std::to_string(getpid()));
+    std::filesystem::remove_all(root_);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  std::vector<GidEntry> load(const std::string& fixture) {
+    int len = writeSysfs(fixture, root_, "dev0");
+    return readGidTable(root_.string(), "dev0", 1, len);
+  }
+  std::filesystem::path root_;
+};
+
+TEST_F(GidTable, RoceV2PrefersIpv4Mapped) {
+  auto t = load("mlx5-roce-dual-stack.gids");
+  ASSERT_EQ(t.size(), 6u);  // the empty entries are left out
+  EXPECT_EQ(t[5].type, "RoCE v2");
+  auto g = pickGid(t, true, -1, 2);
+  ASSERT_TRUE(g.isOk()) << g.status().message();
+  EXPECT_EQ(g.value(), 5);
+  EXPECT_EQ(gidToString(t[5].gid), "::ffff:192.168.1.23");
+  auto v1 = pickGid(t, true, -1, 1);
+  ASSERT_TRUE(v1.isOk());
+  EXPECT_EQ(v1.value(), 4);
+}
+
+TEST_F(GidTable, GlobalIpv6BeforeLinkLocal) {
+  auto t = load("mlx5-roce-dual-stack.gids");
+  std::erase_if(t, [](const GidEntry& e) { return gidIsIpv4Mapped(e.gid); });
+  auto g = pickGid(t, true, -1, 2);
+  ASSERT_TRUE(g.isOk());
+  EXPECT_EQ(g.value(), 3);
+  std::erase_if(t, [](const GidEntry& e) { return e.index == 3; });
+  EXPECT_EQ(pickGid(t, true, -1, 2).value(), 1);
+}
+
+TEST_F(GidTable, RecordedSoftRoceTables) {
+  // rxe on a veth with IPv4 and its link-local IPv6 address, and on a dummy device with IPv4 only.
+  auto veth = load("rxe-veth.gids");
+  auto g = pickGid(veth, true, -1, 2);
+  ASSERT_TRUE(g.isOk()) << g.status().message();
+  auto chosen = std::find_if(veth.begin(), veth.end(), [&](const GidEntry& e) { return e.index == g.value(); });
+  ASSERT_NE(chosen, veth.end());
+  EXPECT_TRUE(gidIsIpv4Mapped(chosen->gid));
+  EXPECT_EQ(chosen->type, "RoCE v2");
+  std::filesystem::remove_all(root_);
+  auto dummy = load("rxe-dummy.gids");
+  auto d = pickGid(dummy, true, -1, 2);
+  ASSERT_TRUE(d.isOk()) << d.status().message();
+  EXPECT_EQ(d.value(), 1);
+}
+
+TEST_F(GidTable, ForcedIndexAndMissingVersion) {
+  auto t = load("mlx5-roce-dual-stack.gids");
+  EXPECT_EQ(pickGid(t, true, 2, 2).value(), 2);
+  auto bad = pickGid(t, true, 9, 2);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("MYRIAD_IB_GID_INDEX=9"), std::string::npos) << bad.status().message();
+  std::erase_if(t, [](const GidEntry& e) { return e.type == "RoCE v2"; });
+  auto none = pickGid(t, true, -1, 2);
+  ASSERT_FALSE(none.isOk());
+  EXPECT_EQ(none.status().code(), Code::kNotSupported);
+  EXPECT_NE(none.status().message().find("no RoCE v2 GID"), std::string::npos);
+  EXPECT_EQ(pickGid({}, false, -1, 2).value(), 0);  // InfiniBand: index 0
+}
+
+TEST(Gid, ParseAndPrint) {
+  std::array<uint8_t, 16> g{};
+  EXPECT_TRUE(parseGid("0000:0000:0000:0000:0000:ffff:0a14:0001", &g));
+  EXPECT_EQ(gidToString(g), "::ffff:10.20.0.1");
+  EXPECT_FALSE(parseGid("0000:0000", &g));
+  EXPECT_FALSE(parseGid("0000:0000:0000:0000:0000:ffff:0a14:0001x", &g));
+  EXPECT_TRUE(parseGid("fe80:0000:0000:0000:0e42:a1ff:fe5c:7a10", &g));
+  EXPECT_EQ(gidToString(g), "fe80:0000:0000:0000:0e42:a1ff:fe5c:7a10");
+}
+
+// The kernel's formula (rdma_flow_label_to_udp_sport), written out independently here.
+uint16_t referencePort(uint32_t fl) {
+  uint32_t lo = fl & 0x03fff, hi = (fl & 0xfc000) >> 14;
+  return static_cast<uint16_t>((lo ^ hi) | 0xC000);
+}
+
+TEST(FlowLabel, PortArithmetic) {
+  EXPECT_EQ(udpSourcePort(0), 0xC000);
+  EXPECT_EQ(udpSourcePort(0x4001), 0xC000);
+  EXPECT_EQ(udpSourcePort(0x12345), referencePort(0x12345));
+  for (uint32_t fl = 0; fl < (1u << 20); fl += 7) ASSERT_EQ(udpSourcePort(fl), referencePort(fl)) << fl;
+  for (uint32_t port = 0xC000; port <= 0xFFFF; ++port) {
+    uint32_t fl = flowLabelForPort(static_cast<uint16_t>(port));
+    ASSERT_NE(fl, 0u) << port;
+    ASSERT_LT(fl, 1u << 20) << port;
+    ASSERT_EQ(referencePort(fl), port) << fl;
+  }
+}
+
+TEST(FlowLabel, PairPortsAreDistinctAndSymmetric) {
+  for (int a = 0; a < 6; ++a)
+    for (int b = 0; b < 6; ++b) {
+      if (a == b) continue;
+      auto p = pairPorts(a, b, 4);
+      EXPECT_EQ(p, pairPorts(b, a, 4));
+      std::set<uint16_t> distinct(p.begin(), p.end());
+      EXPECT_EQ(distinct.size(), 4u);
+      for (uint16_t port : p) EXPECT_GE(port, 0xC000);
+    }
+  EXPECT_NE(pairPorts(0, 1, 1), pairPorts(0, 2, 1));
+}
+
+// Checks that a plan covers [0, bytes) exactly once, QP by QP, with pieces of at most maxMsg bytes.
+void expectCovers(const std::vector<Piece>& plan, size_t bytes, int n, size_t maxMsg) {
+  size_t next = 0;
+  int lastQp = -1;
+  std::set<int> seen;
+  for (const auto& p : plan) {
+    ASSERT_EQ(p.offset, next);
+    ASSERT_LE(p.bytes, maxMsg);
+    ASSERT_GE(p.qp, 0);
+    ASSERT_LT(p.qp, n);
+    if (p.qp != lastQp) {
+      ASSERT_TRUE(seen.insert(p.qp).second) << "pieces of QP " << p.qp << " are not consecutive";
+      lastQp = p.qp;
+    }
+    next += p.bytes;
+  }
+  EXPECT_EQ(next, bytes);
+  EXPECT_EQ(qpsUsed(plan), static_cast<int>(seen.size()));
+}
+
+TEST(Pieces, CutAtMaxMessageSize) {
+  const size_t kRxeMax = size_t{8} << 20;
+  for (int n : {1, 2, 3, 4})
+    for (size_t bytes : {size_t{0}, size_t{1}, size_t{4095}, size_t{64} << 10, (size_t{8} << 20) - 1, size_t{8} << 20,
+                         (size_t{8} << 20) + 1, size_t{25} << 20, (size_t{64} << 20) + 12345}) {
+      auto plan = planPieces(bytes, n, kRxeMax, 64 << 10, 5);
+      SCOPED_TRACE("n=" + std::to_string(n) + " bytes=" + std::to_string(bytes));
+      expectCovers(plan, bytes, n, kRxeMax);
+      if (bytes == 0) {
+        ASSERT_EQ(plan.size(), 1u);
+        EXPECT_EQ(plan[0].bytes, 0u);
+      }
+      if (bytes >= (size_t{64} << 10)) {
+        EXPECT_EQ(qpsUsed(plan), std::min<int>(n, static_cast<int>(plan.size())));
+      }
+    }
+  auto one = planPieces(size_t{25} << 20, 1, kRxeMax, 64 << 10, 0);
+  ASSERT_EQ(one.size(), 4u);  // 8 + 8 + 8 + 1 MiB
+  EXPECT_EQ(one[3].bytes, size_t{1} << 20);
+}
+
+TEST(Pieces, SmallMessagesRotateOverQps) {
+  std::set<int> qps;
+  for (uint32_t seq = 0; seq < 8; ++seq) {
+    auto plan = planPieces(100, 4, 1 << 20, 64 << 10, seq);
+    ASSERT_EQ(plan.size(), 1u);
+    qps.insert(plan[0].qp);
+  }
+  EXPECT_EQ(qps.size(), 4u);
+  auto striped = planPieces(size_t{1} << 20, 4, 1 << 20, 64 << 10, 0);
+  ASSERT_EQ(striped.size(), 4u);
+  for (const auto& p : striped) EXPECT_EQ(p.bytes, size_t{256} << 10);
+}
+
+}  // namespace
+}  // namespace myriad
