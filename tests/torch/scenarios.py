@@ -96,6 +96,33 @@ def _scenarios(c, rank, world, gloo):
 
     c.check("DDP 5 steps vs gloo", ddp)
 
+    def split():
+        # ProcessGroup.split_group reaches Backend::split, i.e. myrCommSplit, collective over the world
+        ranks = list(range(world - 1)) if me < world - 1 else [world - 1]
+        g = dist.group.WORLD.split_group(ranks, timeout=datetime.timedelta(seconds=60),
+                                         group_name=f"myriad-split-{ranks[0]}")
+        assert g.size() == len(ranks) and g.rank() == ranks.index(me), (g.size(), g.rank())
+        t = inp(me, 300, (5,), torch.float32)
+        g.allreduce([t]).wait()
+        want = reduce_local([inp(r, 300, (5,), torch.float32) for r in ranks], SUM, torch.float32, len(ranks))
+        expect_same(t, want, "all_reduce on a split group")
+
+    if hasattr(dist.ProcessGroup, "split_group"):
+        c.check("split_group", split)
+
+    def abort():
+        g = dist.new_group(backend="myriad")
+        t = torch.ones(4)
+        dist.all_reduce(t, group=g)
+        g._get_backend(torch.device("cpu")).abort()
+        try:
+            dist.all_reduce(t, group=g)
+            raise AssertionError("all_reduce on an aborted backend returned")
+        except RuntimeError as e:
+            assert "shut down" in str(e) or "aborted" in str(e), str(e)
+
+    c.check("abort", abort)
+
 
 def world_main(rank, world, store_path, out_dir, backend):
     failures, count, compared = [], 0, 0
