@@ -35,7 +35,7 @@ def _collect(results, world):
 def test_world(world):
     # world 3 uses the mixed form "cpu:myriad" for the default group
     backend = "cpu:myriad" if world == 3 else "myriad"
-    results = harness.run(scenarios.world_main, world, 240, backend)
+    results = harness.run(scenarios.world_main, world, 540, backend)
     problems, checks, compared = _collect(results, world)
     print(f"world {world}: {checks} checks per rank, {compared} of them also compared with gloo")
     assert not problems, "\n".join(problems[:30]) + (f"\n... {len(problems) - 30} more" if len(problems) > 30 else "")
