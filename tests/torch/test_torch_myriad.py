@@ -1,0 +1,57 @@
+"""pytest entry of the torch tier: one spawn of N ranks per world size runs every check inside
+(scenarios.world_main); a second run has a rank leave mid-training. Run from this folder's parent or
+with this folder on sys.path; MYRIAD_TORCH_WORLD=2,3 limits the world sizes."""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import harness  # noqa: E402
+import scenarios  # noqa: E402
+
+WORLDS = [int(w) for w in os.environ.get("MYRIAD_TORCH_WORLD", "2,3,4").split(",")]
+
+
+def _collect(results, world):
+    problems, checks, compared = [], [], []
+    for rank in range(world):
+        code, rep = results[rank]
+        if code is None:
+            problems.append(f"rank {rank} still running at the deadline")
+            continue
+        if rep is None:
+            problems.append(f"rank {rank} exited with {code} without a report")
+            continue
+        problems += rep["failures"]
+        checks.append(rep.get("checks", 0))
+        compared.append(rep.get("gloo_compared", 0))
+    return problems, checks, compared
+
+
+@pytest.mark.parametrize("world", WORLDS)
+def test_world(world):
+    # world 3 uses the mixed form "cpu:myriad" for the default group
+    backend = "cpu:myriad" if world == 3 else "myriad"
+    results = harness.run(scenarios.world_main, world, 540, backend)
+    problems, checks, compared = _collect(results, world)
+    print(f"world {world}: {checks} checks per rank, {compared} of them also compared with gloo")
+    assert not problems, "\n".join(problems[:30]) + (f"\n... {len(problems) - 30} more" if len(problems) > 30 else "")
+
+
+def test_rank_exit():
+    world, victim, timeout_s = 3, 2, 30
+    results = harness.run(scenarios.exit_main, world, timeout_s + 60, victim, timeout_s)
+    problems = []
+    for rank in range(world):
+        if rank == victim:
+            continue
+        code, rep = results[rank]
+        if rep is None:
+            problems.append(f"rank {rank}: no report (exit code {code}): hung or crashed instead of raising")
+            continue
+        problems += rep["failures"]
+        print(f"rank {rank}: raised after {rep.get('seconds', -1):.2f} s: {rep.get('error')}")
+    assert not problems, "\n".join(problems)
