@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/tcp_store.h"
 #include "core/wire.h"
+#include "topology/detect.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
 
@@ -51,6 +52,7 @@ Status Comm::bootstrap(CommSetup& setup) {
   ctx.secret = setup.secret;
   ctx.config = &config_;
   ctx.abort = errors_.flag();
+  MYR_ASSIGN_OR_RETURN(topology_, localTopology(config_.topoFile));
   MYR_ASSIGN_OR_RETURN(tcp_, TcpTransport::create(ctx, &self));
   MYR_ASSIGN_OR_RETURN(shm_, ShmTransport::create(ctx));
 
