@@ -63,6 +63,17 @@ std::string pad(const std::string& s, size_t w) {
   return s.size() >= w ? s + " " : s + std::string(w - s.size() + 1, ' ');
 }
 
+std::string gbpsText(double gbps) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", gbps);
+  return buf;
+}
+
+std::string legend() {
+  return "\nLegend: X self; NV# NVLinks (direct or through NVSwitch); PIX at most one PCIe switch; PXB several PCIe "
+         "switches;\n        PHB a PCIe host bridge; NODE host bridges within a NUMA node; SYS between NUMA nodes\n";
+}
+
 }  // namespace
 
 std::string cpuListFromMask(const std::string& mask) {
@@ -125,13 +136,19 @@ std::string topologyMatrix(const Topology& topo) {
   RingOrder ring = searchRing(topo);
   if (!ring.gpus.empty()) {
     std::string worst = ring.worst == PathType::kNvl ? "NVLink" : pathName(Path{ring.worst, 0, 0});
-    os << "\nRing : " << orderText(ring.gpus) << "  (worst hop " << worst << ", bottleneck " << ring.bottleneckGbps
-       << " GB/s, " << ring.sysCrossings << " SYS crossings)\n";
+    os << "\nRing : " << orderText(ring.gpus) << "  (worst hop " << worst << ", bottleneck "
+       << gbpsText(ring.bottleneckGbps) << " GB/s, " << ring.sysCrossings << " SYS crossings)\n";
     os << "Chain: " << orderText(searchChain(topo)) << "\n";
   }
-  os << "\nLegend: X self; NV# NVLinks (direct or through NVSwitch); PIX at most one PCIe switch; PXB several PCIe "
-        "switches; PHB a PCIe host bridge; NODE host bridges within a NUMA node; SYS between NUMA nodes\n";
-  return os.str();
+  std::string text = os.str();
+  // No trailing blanks (the NIC rows leave the last columns empty).
+  std::string out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
+  }
+  return out + legend();
 }
 
 nlohmann::ordered_json topologyJson(const Topology& topo) {
@@ -206,11 +223,14 @@ std::string topologyDot(const Topology& topo) {
     }
     os << " }\n";
   }
+  // NVSwitches (and anything else off the PCI trees) in one row below the GPUs.
+  os << " subgraph cluster_fabric {\n  label=\"NVLink fabric\"; style=dashed; rank=same;\n";
   for (size_t i = 0; i < topo.nodes.size(); ++i) {
     int root = static_cast<int>(i);
     while (topo.nodes[root].parent >= 0) root = topo.nodes[root].parent;
     if (topo.nodes[root].kind != NodeKind::kCpu) declare(static_cast<int>(i));
   }
+  os << " }\n";
   for (const Link& l : topo.links) {
     os << "  n" << l.a << " -- n" << l.b;
     if (l.kind == LinkKind::kPcie) {
@@ -218,7 +238,9 @@ std::string topologyDot(const Topology& topo) {
          << "\"]";
     } else if (l.kind == LinkKind::kNvlink) {
       std::string count = l.count ? "NV" + std::to_string(l.count) : std::to_string(static_cast<int>(l.gbps)) + " GB/s";
-      os << " [color=\"#4a9a00\", penwidth=2, label=\"" << count << "\", constraint=false]";
+      bool toSwitch = topo.nodes[l.b].kind == NodeKind::kNvSwitch || topo.nodes[l.a].kind == NodeKind::kNvSwitch;
+      os << " [color=\"#4a9a00\", penwidth=1.5, fontcolor=\"#2f6400\", label=\"" << count << "\""
+         << (toSwitch ? "" : ", constraint=false") << "]";
     } else {
       os << " [style=dashed, label=\"CPU link\", constraint=false]";
     }
