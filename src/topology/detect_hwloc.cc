@@ -16,6 +16,13 @@ Result<Topology> hwlocTopology() {
   hwloc_topology_t t = nullptr;
   if (hwloc_topology_init(&t) != 0) return systemError("hwloc: topology init failed", errno);
   hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+#if HWLOC_API_VERSION >= 0x00020100
+  // Not the X display (gl) or OpenCL plugins: GPUs come from NVML, and those plugins open displays and
+  // driver stacks. Not the libpciaccess plugin (pci) either: hwloc's Linux backend reads the same PCI tree
+  // from sysfs, while libpciaccess took seconds here and never freed what it allocated (seen under ASan).
+  for (const char* c : {"gl", "opencl", "pci"})
+    hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, c);
+#endif
   if (hwloc_topology_load(t) != 0) {
     int e = errno;
     hwloc_topology_destroy(t);
