@@ -22,6 +22,7 @@ struct Detection {
     std::string gid;   // "fe80:0000:...", as sysfs spells it
     std::string type;  // "IB/RoCE v1", "RoCE v2", "" when the kernel does not say
     std::string netdev;
+    bool ipv4Mapped = false;  // ::ffff:a.b.c.d, the GID of an IPv4 address (RoCE)
   };
   struct RdmaDevice {
     std::string name;

@@ -277,9 +277,14 @@ void sysfsRdma(Detection& d) {
         g.gid = gid;
         g.type = readLine(p + "/gid_attrs/types/" + idx);
         g.netdev = readLine(p + "/gid_attrs/ndevs/" + idx);
+        g.ipv4Mapped = gid.rfind("0000:0000:0000:0000:0000:ffff:", 0) == 0;
         r.gids.push_back(std::move(g));
       }
     }
+    int v2 = 0;
+    for (const Detection::Gid& g : r.gids) v2 += g.type == "RoCE v2";
+    d.notes.push_back("RDMA " + name + " (" + (r.busId.empty() ? "not on PCI" : r.busId) +
+                      "): " + std::to_string(r.gids.size()) + " GIDs, " + std::to_string(v2) + " RoCE v2");
     d.rdma.push_back(std::move(r));
   }
   d.notes.push_back("RDMA: " + std::to_string(devices.size()) + " devices");
