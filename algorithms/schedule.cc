@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/log.h"
+#include "exec/dtype.h"
 #include "exec/reduce.h"
 
 namespace myriad {
@@ -35,6 +36,19 @@ Schedule::Step Schedule::recv(int peer, void* buf, size_t bytes, const Deps& dep
   s.peer = peer;
   s.dst = buf;
   s.n = bytes;
+  return add(s, deps);
+}
+
+Schedule::Step Schedule::recvReduce(int peer, void* dst, const void* b, void* staging, size_t count,
+                                    myrDataType_t dtype, myrRedOp_t op, const Deps& deps) {
+  StepInfo s{Kind::kRecvReduce};
+  s.peer = peer;
+  s.dst = dst;
+  s.b = b;
+  s.staging = staging;
+  s.n = count * dtypeSize(dtype);
+  s.dtype = dtype;
+  s.op = op;
   return add(s, deps);
 }
 
@@ -109,7 +123,7 @@ class ScheduleTask final : public Task {
       for (int32_t d = 0; d < st.numDeps; ++d)
         dependents_[static_cast<size_t>(s_.deps_[static_cast<size_t>(st.firstDep + d)])].push_back(
             static_cast<Step>(i));
-      if (st.kind != Schedule::Kind::kSend && st.kind != Schedule::Kind::kRecv) continue;
+      if (!isMessage(st.kind)) continue;
       if (st.peer < 0 || st.peer >= nranks || st.peer == s_.comm_.rank())
         return internalError(std::string(name_) + ": message step to bad peer " + std::to_string(st.peer));
       Lane& lane = lanes_[static_cast<size_t>(st.peer)];
@@ -161,9 +175,12 @@ class ScheduleTask final : public Task {
 
   // A step whose dependencies are all done: compute steps wait in computeReady_, message steps are
   // marked and posted in order by postReady.
+  static bool isMessage(Schedule::Kind k) {
+    return k == Schedule::Kind::kSend || k == Schedule::Kind::kRecv || k == Schedule::Kind::kRecvReduce;
+  }
+
   void ready(Step i) {
-    auto k = s_.steps_[static_cast<size_t>(i)].kind;
-    if (k == Schedule::Kind::kSend || k == Schedule::Kind::kRecv) return;  // waiting_ == 0 marks it
+    if (isMessage(s_.steps_[static_cast<size_t>(i)].kind)) return;  // waiting_ == 0 marks it
     computeReady_.push_back(i);
   }
 
@@ -199,8 +216,15 @@ class ScheduleTask final : public Task {
       if (send) {
         r = Request{const_cast<void*>(st.a), st.n, s_.comm_.nextSendTag(peer), false};
         MYR_TRY(lane.conn->postSend(&r));
-      } else {
+      } else if (st.kind == Schedule::Kind::kRecv) {
         r = Request{st.dst, st.n, s_.comm_.nextRecvTag(peer), false};
+        MYR_TRY(lane.conn->postRecv(&r));
+      } else if (lane.conn->combinesOnReceive()) {
+        r = Request{st.dst, st.n, s_.comm_.nextRecvTag(peer), false};
+        r.combine = Combine{st.b, st.dtype, st.op};
+        MYR_TRY(lane.conn->postRecv(&r));
+      } else {
+        r = Request{st.staging, st.n, s_.comm_.nextRecvTag(peer), false};  // reduced by reap()
         MYR_TRY(lane.conn->postRecv(&r));
       }
     }
@@ -208,8 +232,14 @@ class ScheduleTask final : public Task {
   }
 
   void reap(Queue& q) {
-    while (q.completed < q.posted && reqs_[static_cast<size_t>(q.queue[q.completed])].done)
-      complete(q.queue[q.completed++]);
+    while (q.completed < q.posted && reqs_[static_cast<size_t>(q.queue[q.completed])].done) {
+      Step i = q.queue[q.completed++];
+      const auto& st = s_.steps_[static_cast<size_t>(i)];
+      const Request& r = reqs_[static_cast<size_t>(i)];
+      if (st.kind == Schedule::Kind::kRecvReduce && !r.combine.with)  // landed in staging
+        reduce(st.dst, st.staging, st.b, st.n / dtypeSize(st.dtype), st.dtype, st.op);
+      complete(i);
+    }
   }
 
   Schedule s_;

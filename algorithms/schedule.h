@@ -33,6 +33,12 @@ class Schedule {
   Step copy(void* dst, const void* src, size_t bytes, const Deps& deps = {});
   // buf[i] /= n: the end of an average
   Step scaleAvg(void* buf, size_t count, myrDataType_t dtype, int n, const Deps& deps = {});
+  // A receive reduced into dst on arrival: dst[i] = incoming[i] op b[i] for i < count (dst may alias b).
+  // Where the connection combines on arrival (shm) it reduces straight out of its own buffer; elsewhere the
+  // message lands in `staging` (count elements, the caller's scratch) and is reduced from there. Only for a
+  // reduce that needs nothing but the message: the destination may be written while the message arrives.
+  Step recvReduce(int peer, void* dst, const void* b, void* staging, size_t count, myrDataType_t dtype, myrRedOp_t op,
+                  const Deps& deps = {});
   // A step that does nothing but wait for `deps`: a join point that keeps dependency lists short.
   Step join(const Deps& deps);
 
@@ -44,14 +50,15 @@ class Schedule {
   // The Task that runs the steps; opens the connections the steps need.
   Result<std::unique_ptr<Task>> build(const char* algorithm);
 
-  enum class Kind : uint8_t { kSend, kRecv, kReduce, kCopy, kScale, kJoin };
+  enum class Kind : uint8_t { kSend, kRecv, kRecvReduce, kReduce, kCopy, kScale, kJoin };
   struct StepInfo {
     Kind kind;
     int peer = -1;
     void* dst = nullptr;
     const void* a = nullptr;
     const void* b = nullptr;
-    size_t n = 0;  // bytes for send/recv/copy, elements for reduce/scale
+    void* staging = nullptr;  // recvReduce on a connection that does not combine
+    size_t n = 0;             // bytes for send/recv/recvReduce/copy, elements for reduce/scale
     myrDataType_t dtype = myrFloat32;
     myrRedOp_t op = myrSum;
     int divisor = 1;

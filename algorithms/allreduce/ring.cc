@@ -5,7 +5,8 @@
 // Step s of the all-gather sends segment r+1-s and receives segment r-s straight into the result. Each
 // (step, slice) is one message, a "unit"; unit u may be sent once unit u-S has been received and reduced,
 // so slices flow through the ring while later ones are still arriving. At most W units are in flight per
-// direction, which bounds the staging memory to W slices.
+// direction, which bounds the staging memory to W slices. Where the connection combines on arrival (shm),
+// a reduce-scatter slice is reduced straight from the transport's buffer into the result, without staging.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -36,6 +37,7 @@ class RingAllReduceTask final : public Task {
     if (!staging_) return Status(Code::kSystemError, "allreduce.ring: cannot allocate staging memory");
     MYR_ASSIGN_OR_RETURN(next_, comm_.connection((r_ + 1) % n_));
     MYR_ASSIGN_OR_RETURN(prev_, comm_.connection((r_ + n_ - 1) % n_));
+    fused_ = prev_->combinesOnReceive();
     return Status::ok();
   }
 
@@ -109,8 +111,10 @@ class RingAllReduceTask final : public Task {
   Status postRecv(uint64_t u) {
     Span s = slice(recvSeg(u / slices_), u % slices_);
     Request& q = recvs_[u % kWindow];
-    void* dst = reducing(u) ? staging_ + (u % kWindow) * chunk_ * esize_ : at(a_.recvbuff, s.offset);
+    bool staged = reducing(u) && !fused_;
+    void* dst = staged ? staging_ + (u % kWindow) * chunk_ * esize_ : at(a_.recvbuff, s.offset);
     q = Request{dst, s.count * esize_, comm_.nextRecvTag(prev_->peer().rank), false};
+    if (reducing(u) && fused_) q.combine = Combine{at(const_cast<void*>(a_.sendbuff), s.offset), a_.dtype, a_.op};
     return prev_->postRecv(&q);
   }
 
@@ -120,7 +124,8 @@ class RingAllReduceTask final : public Task {
     Span s = slice(recvSeg(step), u % slices_);
     if (s.count == 0) return;
     uint8_t* dst = at(a_.recvbuff, s.offset);
-    reduce(dst, recvs_[u % kWindow].buf, at(const_cast<void*>(a_.sendbuff), s.offset), s.count, a_.dtype, a_.op);
+    if (!fused_)
+      reduce(dst, recvs_[u % kWindow].buf, at(const_cast<void*>(a_.sendbuff), s.offset), s.count, a_.dtype, a_.op);
     if (a_.op == myrAvg && step == static_cast<uint64_t>(n_ - 2)) scaleAvg(dst, s.count, a_.dtype, n_);
   }
 
@@ -132,6 +137,7 @@ class RingAllReduceTask final : public Task {
   uint8_t* staging_ = nullptr;
   Connection* next_ = nullptr;
   Connection* prev_ = nullptr;
+  bool fused_ = false;  // prev_ combines reduce-scatter slices on arrival
   Request sends_[kWindow];
   Request recvs_[kWindow];
   uint64_t sendPosted_ = 0, sendDone_ = 0, recvPosted_ = 0, processed_ = 0;

@@ -2,8 +2,9 @@
 // tree t to its root and broadcast back down (trees.h: the two trees are shifted or mirrored copies, so a
 // rank that is an inner node of one is mostly a leaf of the other and each rank's links carry about one
 // tree's worth). Per slice k of MYRIAD_CHUNK_BYTES and tree t, a rank receives its children's partials into
-// scratch slots, reduces them with its input into recvbuff, sends that to its parent, receives the final
-// slice back into recvbuff and forwards it to its children. Latency ~2 log2(n) slice hops, full pipelining.
+// scratch slots (the first child's reduced on arrival where the connection combines), reduces them with its
+// input into recvbuff, sends that to its parent, receives the final slice back into recvbuff and forwards it
+// to its children. Latency ~2 log2(n) slice hops, full pipelining.
 // Steps are added in (slice, tree, phase) order on every rank, so both ends of every link agree.
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
@@ -49,9 +50,12 @@ class TreeAllReduce final : public Algorithm {
         Schedule::Step partial = -1;
         for (size_t c = 0; c < node.children.size(); ++c) {
           uint8_t* slot = scratch + (((k % kWindow) * 2 + t) * 2 + c) * slotBytes;
-          Schedule::Deps deps = {s.recv(node.children[c], slot, bytes, free)};
-          if (partial >= 0) deps.push_back(partial);
-          partial = s.reduce(acc, c == 0 ? in : acc, slot, sl.count, a.dtype, a.op, deps);
+          if (c == 0) {  // needs only the message: reduced on arrival where the connection can
+            partial = s.recvReduce(node.children[c], acc, in, slot, sl.count, a.dtype, a.op, free);
+            continue;
+          }
+          Schedule::Step got = s.recv(node.children[c], slot, bytes, free);
+          partial = s.reduce(acc, acc, slot, sl.count, a.dtype, a.op, {got, partial});
         }
         freed[k * 2 + t] = partial;
         const uint8_t* up = partial >= 0 ? acc : in;

@@ -3,7 +3,8 @@
 // its own input block; in the last step that block is r's own, and the reduction lands in recvbuff.
 // Blocks are cut into slices of MYRIAD_CHUNK_BYTES and slice k moves on as soon as it is reduced. Partials
 // live in two scratch buffers (even and odd steps): a slot is refilled once the last send that read it is
-// done. Scratch is capped (16 MiB); larger blocks run as several passes over the slices.
+// done. Scratch is capped (16 MiB); larger blocks run as several passes over the slices. Where the connection
+// combines on arrival (shm), a partial is reduced straight out of the transport's buffer (Schedule::recvReduce).
 #include <vector>
 
 #include "algorithms/algorithm.h"
@@ -83,10 +84,9 @@ Schedule::Step ringReduceScatterSteps(Schedule& s, const Group& g, std::span<con
           if (!in.count) continue;
           uint8_t* buf = slot(step % 2, l, kk);
           Schedule::Step prior = reader[step % 2][i];
-          Schedule::Step got = s.recv(prev, buf, in.count * es, prior >= 0 ? Schedule::Deps{prior} : passDeps);
           uint8_t* dst = last ? L.out + in.begin * es : buf;
-          reduced[i] =
-              s.reduce(dst, buf, L.in + (L.blocks.offset[recvBlock] + in.begin) * es, in.count, dtype, op, {got});
+          reduced[i] = s.recvReduce(prev, dst, L.in + (L.blocks.offset[recvBlock] + in.begin) * es, buf, in.count,
+                                    dtype, op, prior >= 0 ? Schedule::Deps{prior} : passDeps);
           passSteps.push_back(reduced[i]);
         }
       }

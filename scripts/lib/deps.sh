@@ -1,12 +1,25 @@
 # Installs what Myriad's build, tests and demo need on a fresh Debian machine (root, apt), once.
 # Sourced by scripts/demo and scripts/test; a package already present costs one dpkg query.
 # libpugixml-dev: topology files (src/topology/); openmpi-bin, libopenmpi-dev and libgloo-dev: the peer
-# benchmarks (benchmarks/peers/); nlohmann-json3-dev and graphviz: myriad-topo's --json and --png (tools/).
+# benchmarks (benchmarks/peers/); iperf3 and matplotlib (pip, for the python3 on PATH): benchmarks/compare;
+# nlohmann-json3-dev and graphviz: myriad-topo's --json and --png (tools/).
 myriad_apt_packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libcli11-dev libhwloc-dev
-                     libpugixml-dev clang-format iproute2 procps openmpi-bin libopenmpi-dev libgloo-dev
+                     libpugixml-dev clang-format iproute2 procps openmpi-bin libopenmpi-dev libgloo-dev iperf3
                      nlohmann-json3-dev graphviz)
+myriad_pip_modules=(matplotlib)
 
 myriad_install_deps() {
+  myriad_install_apt
+  local m
+  for m in "${myriad_pip_modules[@]}"; do
+    python3 -c "import $m" 2>/dev/null && continue
+    echo "myriad: pip installing $m"
+    python3 -m pip install -q "$m" 2>&1 | grep -v "^WARNING" || true
+    python3 -c "import $m" || { echo "myriad: python3 cannot import $m after pip install" >&2; return 1; }
+  done
+}
+
+myriad_install_apt() {
   local missing=()
   for p in "${myriad_apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -23,7 +23,7 @@ constexpr EnvVarSpec kEnv[] = {
      "Shared-memory data path: fifo (copied through a small shared ring that stays in cache), cma (messages "
      "read once from the sender's memory with process_vm_readv), auto (cma for messages of 64 KiB and more "
      "where the kernel permits it). fifo measured fastest on small-core machines; see docs/design/shm.md."},
-    {"MYRIAD_SHM_SLOT_BYTES", "size", "65536", "Bytes of one slot of a shared-memory FIFO."},
+    {"MYRIAD_SHM_SLOT_BYTES", "size", "65536", "Bytes of one slot of a shared-memory FIFO (a multiple of 64)."},
     {"MYRIAD_SHM_SLOTS", "int", "8", "Slots per shared-memory FIFO (one FIFO per connected rank pair)."},
     {"MYRIAD_SOCKET_IFNAME", "string", "",
      "Network interface (or address prefix) for tcp and the rendezvous; default: the first non-loopback "
@@ -141,8 +141,10 @@ Result<Config> Config::fromEnv() {
   MYR_TRY(readEnum("MYRIAD_SHM_MODE", &c.shmMode));
   MYR_TRY(readSize("MYRIAD_SHM_SLOT_BYTES", &c.shmSlotBytes));
   MYR_TRY(readInt("MYRIAD_SHM_SLOTS", 2, 1024, &c.shmSlots));
-  if (c.shmSlotBytes < 4096 || c.shmSlotBytes > (size_t{1} << 30))
-    return invalidArgument("MYRIAD_SHM_SLOT_BYTES must be between 4K and 1G");
+  // A multiple of 64: every slot then holds whole elements of any type, which receives combined on
+  // arrival rely on (transports/shm).
+  if (c.shmSlotBytes < 4096 || c.shmSlotBytes > (size_t{1} << 30) || c.shmSlotBytes % 64 != 0)
+    return invalidArgument("MYRIAD_SHM_SLOT_BYTES must be a multiple of 64 between 4K and 1G");
   c.socketIfname = raw("MYRIAD_SOCKET_IFNAME");
   MYR_TRY(readSize("MYRIAD_SOCKET_BUFFER_BYTES", &c.socketBufferBytes));
   c.algo = raw("MYRIAD_ALGO");

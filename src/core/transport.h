@@ -2,7 +2,9 @@
 // peer. Set-up may block (with a deadline); the data path only posts and polls: postSend/postRecv queue a
 // Request, poll() advances every queued Request without blocking and marks finished ones done. Messages on
 // a connection are matched in order; each carries a tag and its size, and a mismatch is an error that
-// names the peer (it means the ranks called different collectives or counts).
+// names the peer (it means the ranks called different collectives or counts). A receive may ask to be
+// combined on arrival (Request::combine): transports that can (combinesOnReceive) reduce the incoming bytes
+// into the destination while they copy them, saving the pass through a staging buffer.
 #pragma once
 
 #include <array>
@@ -17,14 +19,23 @@
 #include "core/config.h"
 #include "core/peer_info.h"
 #include "core/status.h"
+#include "myriad/myriad.h"
 
 namespace myriad {
+
+// A receive combined on arrival: buf[i] = incoming[i] op with[i], element-wise (`with` may be buf itself).
+struct Combine {
+  const void* with = nullptr;
+  myrDataType_t dtype = myrFloat32;
+  myrRedOp_t op = myrSum;  // myrAvg combines as a sum; the algorithm divides at the end
+};
 
 struct Request {
   void* buf = nullptr;
   size_t bytes = 0;
   uint32_t tag = 0;
   bool done = false;
+  Combine combine{};  // receives on connections that combinesOnReceive(), when combine.with is set
 };
 
 class Connection {
@@ -42,6 +53,8 @@ class Connection {
   // True when the transport wakes this rank's doorbell on every event of this connection, so that the
   // executor may sleep instead of polling it.
   virtual bool sleepable() const { return false; }
+  // True when postRecv honours Request::combine; otherwise the caller receives into staging and reduces.
+  virtual bool combinesOnReceive() const { return false; }
   // Called when the communicator is destroyed: waits, until `deadline` or until the peer is gone, for what
   // completed sends left in this connection's own buffers to reach the peer. (A send is done once its bytes
   // are buffered; a receiver that attaches late must still find them.)

@@ -19,15 +19,17 @@ constexpr size_t kGuardBytes = 64;
 }  // namespace
 
 const char* transportName(Transport transport) {
-  return transport == Transport::kTcp ? "tcp" : "shm";
+  return transport == Transport::kTcp ? "tcp" : transport == Transport::kShmCma ? "shm_cma" : "shm";
 }
 
 void useTransport(Transport transport) {
+  unsetenv("MYRIAD_SHM_MODE");
   if (transport == Transport::kTcp) {
     setenv("MYRIAD_DISABLE_SHM", "1", 1);
     return;
   }
   unsetenv("MYRIAD_DISABLE_SHM");
+  if (transport == Transport::kShmCma) setenv("MYRIAD_SHM_MODE", "cma", 1);
 }
 
 void PrintTo(const MpParam& p, std::ostream* os) {
@@ -46,6 +48,7 @@ std::vector<MpParam> mpParams(int minRanks, int maxRanks) {
       for (bool hostStream : {false, true}) params.push_back({t, n, hostStream});
     }
   }
+  for (int n = minRanks; n <= maxRanks; ++n) params.push_back({Transport::kShmCma, n, false});
   return params;
 }
 

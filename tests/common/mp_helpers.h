@@ -15,12 +15,14 @@
 
 namespace myriad::test {
 
-enum class Transport { kShm, kTcp };
+// kShmCma: shm with MYRIAD_SHM_MODE=cma, so messages are read from the sender's memory (process_vm_readv).
+enum class Transport { kShm, kShmCma, kTcp };
 const char* transportName(Transport transport);
 inline void PrintTo(Transport transport, std::ostream* os) {
   *os << transportName(transport);
 }  // gtest names
-// In a child, before myrCommInitRank: tcp sets MYRIAD_DISABLE_SHM=1, shm clears it.
+// In a child, before myrCommInitRank: tcp sets MYRIAD_DISABLE_SHM=1, shm clears it; shm_cma also sets
+// MYRIAD_SHM_MODE=cma.
 void useTransport(Transport transport);
 
 // The usual parameter of an mp test: transport x rank count x blocking or host stream.
@@ -31,7 +33,7 @@ struct MpParam {
 };
 void PrintTo(const MpParam& p, std::ostream* os);
 std::string mpParamName(const MpParam& p);  // "shm_n3_hoststream", for INSTANTIATE_TEST_SUITE_P
-// shm and tcp x n in [minRanks, maxRanks] x blocking and host stream.
+// shm and tcp x n in [minRanks, maxRanks] x blocking and host stream, and shm_cma blocking.
 std::vector<MpParam> mpParams(int minRanks = 2, int maxRanks = 5);
 
 // In a child, before init: MYRIAD_HOST_ID for this rank when `nhosts` > 1 ("host<h>", ranks split into

@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "core/log.h"
+#include "exec/dtype.h"
+#include "exec/reduce.h"
 
 namespace myriad {
 namespace {
@@ -145,7 +147,7 @@ Status ShmConnection::pollRecvs() {
       MYR_TRY(readRemote(r, h));
       recvOffset_ = r->bytes;
     } else {
-      if (h->pieceBytes) std::memcpy(static_cast<uint8_t*>(r->buf) + recvOffset_, in_.slotData(tail), h->pieceBytes);
+      if (h->pieceBytes) deliver(r, recvOffset_, in_.slotData(tail), h->pieceBytes);
       recvOffset_ += h->pieceBytes;
     }
     c->tail.store(++tail, std::memory_order_release);
@@ -175,12 +177,34 @@ void ShmConnection::probeCma() {
   c->cma.store(ok ? CmaState::kAllowed : CmaState::kDenied, std::memory_order_release);
 }
 
+void ShmConnection::deliver(Request* r, size_t offset, const void* src, size_t bytes) {
+  uint8_t* dst = static_cast<uint8_t*>(r->buf) + offset;
+  if (!r->combine.with) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const Combine& c = r->combine;
+  reduce(dst, src, static_cast<const uint8_t*>(c.with) + offset, bytes / dtypeSize(c.dtype), c.dtype, c.op);
+}
+
 Status ShmConnection::readRemote(Request* r, const ShmSlotHeader* h) {
+  if (!r->combine.with) return readRemoteInto(r->buf, h->remoteAddr, r->bytes);
+  // Combined: one slot's worth at a time into the bounce buffer, reduced from there while it is in cache.
+  if (bounce_.empty()) bounce_.resize(slotBytes_);
+  for (size_t done = 0; done < r->bytes; done += slotBytes_) {
+    size_t piece = std::min(slotBytes_, r->bytes - done);
+    MYR_TRY(readRemoteInto(bounce_.data(), h->remoteAddr + done, piece));
+    deliver(r, done, bounce_.data(), piece);
+  }
+  return Status::ok();
+}
+
+Status ShmConnection::readRemoteInto(void* local, uint64_t remoteAddr, size_t bytes) {
   size_t done = 0;
-  while (done < r->bytes) {
-    iovec local{static_cast<uint8_t*>(r->buf) + done, r->bytes - done};
-    iovec remote{reinterpret_cast<void*>(h->remoteAddr + done), r->bytes - done};
-    ssize_t n = process_vm_readv(peer_.pid, &local, 1, &remote, 1, 0);
+  while (done < bytes) {
+    iovec to{static_cast<uint8_t*>(local) + done, bytes - done};
+    iovec from{reinterpret_cast<void*>(remoteAddr + done), bytes - done};
+    ssize_t n = process_vm_readv(peer_.pid, &to, 1, &from, 1, 0);
     if (n > 0) {
       done += static_cast<size_t>(n);
       continue;

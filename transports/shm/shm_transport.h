@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <memory>
+#include <vector>
 
 #include "core/transport.h"
 #include "transports/shm/shm_bell.h"
@@ -41,6 +42,8 @@ class ShmConnection final : public Connection {
   Status createOutbound(const std::string& name);
   ShmBell& peerBell() { return peerBell_; }
   bool sleepable() const override { return true; }
+  // Both paths combine: FIFO pieces are reduced out of the slot, CMA reads through a cache-sized bounce buffer.
+  bool combinesOnReceive() const override { return true; }
 
   Status postSend(Request* r) override;
   Status postRecv(Request* r) override;
@@ -58,6 +61,9 @@ class ShmConnection final : public Connection {
     ++moved_;
   }
   Status readRemote(Request* r, const ShmSlotHeader* h);
+  Status readRemoteInto(void* local, uint64_t remoteAddr, size_t bytes);
+  // Delivers `bytes` at `src` to r->buf + offset: a copy, or r->combine's reduction.
+  static void deliver(Request* r, size_t offset, const void* src, size_t bytes);
 
   ShmSegment out_;
   ShmSegment in_;
@@ -67,6 +73,7 @@ class ShmConnection final : public Connection {
   size_t slotBytes_;
   std::deque<Request*> sends_;
   std::deque<Request*> recvs_;
+  std::vector<uint8_t> bounce_;                        // combined CMA reads land here first, a slot's worth at a time
   std::deque<std::pair<Request*, uint64_t>> unacked_;  // CMA sends and their slot, until the tail passes it
   size_t cmaMinBytes_;
   uint64_t probe_;         // read by the receiver's CMA probe
