@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/tcp_store.h"
 #include "core/wire.h"
+#include "topology/detect.h"
 #include "transports/rdma/rdma.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
@@ -53,6 +54,7 @@ Status Comm::bootstrap(CommSetup& setup) {
   ctx.config = &config_;
   ctx.abort = errors_.flag();
   ctx.store = store_.get();
+  MYR_ASSIGN_OR_RETURN(topology_, localTopology(config_.topoFile));
   MYR_ASSIGN_OR_RETURN(tcp_, TcpTransport::create(ctx, &self));
   MYR_ASSIGN_OR_RETURN(shm_, ShmTransport::create(ctx));
   MYR_TRY(openNetwork(ctx, &self));

@@ -17,6 +17,7 @@
 #include "core/transport.h"
 #include "core/unique_id.h"
 #include "exec/task.h"
+#include "topology/topology.h"
 
 namespace myriad {
 
@@ -64,6 +65,8 @@ class Comm {
   const std::vector<std::vector<int>>& hosts() const { return hosts_; }
   int hostOf(int rank) const { return hostOf_[static_cast<size_t>(rank)]; }
   int localIndex(int rank) const { return localIndex_[static_cast<size_t>(rank)]; }
+  // This rank's machine: detected once per process, or MYRIAD_TOPO_FILE completed by detection.
+  const Topology& topology() const { return topology_; }
 
   // Runs `task` on the calling thread until done, a peer fails, a deadline passes or the communicator is
   // aborted. A failure is recorded in errors() (and published to the other ranks) before it is returned.
@@ -118,6 +121,7 @@ class Comm {
   std::vector<uint32_t> sendTags_, recvTags_;
   std::vector<std::vector<int>> hosts_;
   std::vector<int> hostOf_, localIndex_;
+  Topology topology_;
   bool stallPublished_ = false;  // this rank's stall record says it waits on someone
   uint32_t stallBeat_ = 0;
   Clock::time_point lastStallWrite_{};

@@ -60,6 +60,9 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_COMM_SECRET", "string", "",
      "Shared secret for MYRIAD_COMM_ID rendezvous; without it the secret is derived from public information "
      "and only guards against accidents, not attackers."},
+    {"MYRIAD_TOPO_FILE", "string", "",
+     "NCCL topology XML or hwloc XML file describing this machine, used instead of detection (what it leaves "
+     "out, such as NIC speeds or NVLinks, is still detected); see docs/topology.md."},
 };
 
 const EnvVarSpec& spec(const char* name) {
@@ -179,6 +182,7 @@ Result<Config> Config::fromEnv() {
   if (c.chunkBytes < 1024) return invalidArgument("MYRIAD_CHUNK_BYTES must be at least 1K");
   c.commId = raw("MYRIAD_COMM_ID");
   c.commSecret = raw("MYRIAD_COMM_SECRET");
+  c.topoFile = raw("MYRIAD_TOPO_FILE");
   return c;
 }
 

@@ -55,6 +55,8 @@ struct Config {
   // Rendezvous from launcher environments
   std::string commId;
   std::string commSecret;  // never logged
+  // Topology
+  std::string topoFile;
 
   // Reads every variable in the table; a malformed value is an InvalidArgument naming the variable.
   static Result<Config> fromEnv();

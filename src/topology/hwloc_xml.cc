@@ -3,9 +3,11 @@
 // pci_type, link bandwidth from pci_link_speed, and OS devices: network and OpenFabrics ports on their NIC,
 // cudaN/nvmlN naming the GPU index. v1 nests I/O under NUMANode, v2 beside it; the nodeset of the
 // enclosing object decides the NUMA node in both.
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "topology/hwloc_nvlink.h"
 #include "topology/pci.h"
@@ -178,7 +180,13 @@ class HwlocReader {
     if (auto gp = gpIndex(o)) byGp_[*gp] = self;
     if ((type == 2 || type == 3) && !name.empty()) {
       if (n.kind == NodeKind::kPciDevice) n.kind = NodeKind::kNic;
-      n.ports.push_back(NicPort{name, 0, 0});
+      // RDMA devices (mlx5_0) first: they name the NIC as NCCL and `nvidia-smi topo -m` do.
+      auto at = n.ports.end();
+      if (type == 3) {
+        at = std::find_if(n.ports.begin(), n.ports.end(), [&](const NicPort& p) { return !rdmaNames_.count(p.name); });
+        rdmaNames_.insert(name);
+      }
+      n.ports.insert(at, NicPort{name, 0, 0});
     }
     if (n.kind != NodeKind::kGpu) return;
     for (std::string_view prefix : {"cuda", "nvml"}) {
@@ -196,6 +204,7 @@ class HwlocReader {
   std::map<int, std::string> packageVendor_;
   std::map<uint64_t, int> packageGp_;
   std::map<uint64_t, int> byGp_;
+  std::set<std::string> rdmaNames_;
 };
 
 }  // namespace
