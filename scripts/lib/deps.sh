@@ -1,9 +1,9 @@
 # Installs what Myriad's build, tests and demo need on a fresh Debian machine (root, apt), once.
 # Sourced by scripts/demo and scripts/test; a package already present costs one dpkg query.
 # libpugixml-dev: topology files (src/topology/); openmpi-bin, libopenmpi-dev and libgloo-dev: the peer
-# benchmarks (benchmarks/peers/).
+# benchmarks (benchmarks/peers/); iperf3: the foreign flow of the emulated fabric (tests/net/fabric).
 myriad_apt_packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libcli11-dev libhwloc-dev
-                     libpugixml-dev clang-format iproute2 procps openmpi-bin libopenmpi-dev libgloo-dev)
+                     libpugixml-dev clang-format iproute2 procps openmpi-bin libopenmpi-dev libgloo-dev iperf3)
 
 myriad_install_deps() {
   local missing=()
