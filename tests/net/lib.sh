@@ -1,5 +1,6 @@
 # Shared by the net tests and benchmarks/fabric-targets: runs Myriad ranks in the host namespaces of a fabric
-# (tests/net/fabric), one rank per host, meeting through torchrun-style variables at rank 0's address.
+# (tests/net/fabric), one rank per host, meeting through torchrun-style variables at rank 0's management
+# address; data goes over the fabric (MYRIAD_SOCKET_IFNAME=eth0).
 # Invariant: every process a function starts is waited for or killed before it returns.
 
 NET_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -13,12 +14,12 @@ run_ranks() {
   local n=${#hosts[@]} r port pids=()
   port=$((29000 + RANDOM % 2000))
   local master
-  master=$("$FABRIC" addr "$fab" "${hosts[0]}")
+  master=$("$FABRIC" mgmt-addr "$fab" "${hosts[0]}")
   mkdir -p "$out"
   for ((r = 0; r < n; r++)); do
     local extra="RANK_ENV_$r"
     # shellcheck disable=SC2086
-    env RANK=$r WORLD_SIZE=$n LOCAL_RANK=0 MYRIAD_COMM_ID="$master:$port" ${!extra:-} \
+    env RANK=$r WORLD_SIZE=$n LOCAL_RANK=0 MYRIAD_COMM_ID="$master:$port" MYRIAD_SOCKET_IFNAME=eth0 ${!extra:-} \
       timeout "$limit" ip netns exec "$("$FABRIC" ns "$fab" "${hosts[$r]}")" "$@" >"$out/rank$r.log" 2>&1 &
     pids+=($!)
   done
@@ -38,7 +39,8 @@ spine_bytes() {
   "$FABRIC" counters "$1" | awk -v l="l$2" '$2 == l {print $3}'
 }
 
-# perf_ok LOG: the perf binary checked its results and found none wrong.
+# perf_ok LOG: the perf binary checked its results and found none wrong (rank 0 prints the footer; every
+# rank exits non-zero on a wrong value, which run_ranks reports).
 perf_ok() {
   grep -q "Out of bounds values : 0 OK" "$1"
 }

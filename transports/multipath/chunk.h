@@ -13,7 +13,9 @@ namespace myriad::mp {
 // One frame on a lane: a data chunk (payload of `length` bytes follows) or an ack (no payload).
 struct FrameHeader {
   static constexpr uint32_t kMagic = 0x4b43594d;  // "MYCK"
-  enum Kind : uint32_t { kData = 1, kAck = 2, kBye = 3 };
+  // kHeld: the receiver holds a chunk whose receive is not posted yet (no ack until it is placed), so the
+  // sender knows the path works.
+  enum Kind : uint32_t { kData = 1, kAck = 2, kBye = 3, kHeld = 4 };
   uint32_t magic = kMagic;
   uint32_t kind = kData;
   uint32_t tag = 0;     // the message's tag, checked against the receive

@@ -88,7 +88,7 @@ bool ControlLoop::stalled(int slot, double ageSec) const {
   for (const auto& [s, pv] : views_)
     if (s != slot && pv.samples >= 2) v.push_back(pv.service);
   double sib = median(v);
-  return ageSec > p_.stallMinSec && ageSec > p_.stallFactor * sib;
+  return sib > 0 && ageSec > p_.stallMinSec && ageSec > p_.stallFactor * sib;
 }
 
 }  // namespace myriad::mp

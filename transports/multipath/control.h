@@ -19,7 +19,7 @@ struct ControlParams {
   double shareFactor = 0.5;        // bad: throughput < this x its share ...
   double lineFraction = 0.9;       // ... while the peer is under this fraction of its best rate
   int badRounds = 3;               // consecutive bad rounds before a re-path
-  int holdDownRounds = 4;          // rounds after a re-path in which no other path of the peer moves
+  int holdDownRounds = 6;          // rounds after a re-path in which no other path of the peer moves
   double repathProbability = 0.5;  // coin flip per eligible round (desynchronises peers)
   double stallFactor = 8;          // stalled: oldest chunk older than this x the siblings' median ...
   double stallMinSec = 0.25;       // ... and than this

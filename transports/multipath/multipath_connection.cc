@@ -8,10 +8,11 @@
 
 namespace myriad::mp {
 namespace {
-constexpr int kRoundAcksPerPath = 4;
+constexpr int kRoundAcksPerPath = 8;
 constexpr double kOpenTimeoutSec = 1.0;
 constexpr auto kReopenBackoff = std::chrono::milliseconds(20);
 constexpr double kIncomingLostSec = 2.0;
+constexpr double kLoneStallSec = 3.0;
 
 double secondsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -23,8 +24,9 @@ MultipathConnection::MultipathConnection(const PeerInfo& peer, MultipathOptions 
       o_(std::move(o)),
       factory_(std::move(factory)),
       paths_(o_.paths, o_.adaptive ? o_.spares : 0, o_.ports, o_.seed),
-      sched_(
-          SchedulerLimits{o_.inflightBytes, std::max<uint64_t>(o_.chunkBytes, o_.inflightBytes / 2), 1, o_.adaptive}),
+      sched_(SchedulerLimits{o_.inflightBytes,
+                             std::max<uint64_t>(o_.chunkBytes, 2 * o_.inflightBytes / static_cast<uint64_t>(o_.paths)),
+                             1, o_.adaptive}),
       ctl_(o_.control, o_.seed * 0x9e3779b97f4a7c15ULL + 1) {}
 
 MultipathConnection::~MultipathConnection() {
@@ -169,6 +171,10 @@ void MultipathConnection::chunkArrived(Lane& lane, const FrameHeader& h, bool pl
   if (early) {
     for (Early& e : early_[h.op])
       if (e.h.index == h.index) e.complete = true;
+    FrameHeader held = h;
+    held.kind = FrameHeader::kHeld;
+    held.length = 0;
+    lane.postControl(held);
     if (RecvOp* op = recvOp(h.op)) applyEarly(*op);
     return;
   }
@@ -207,6 +213,11 @@ void MultipathConnection::byeArrived(Lane& lane) {
 
 void MultipathConnection::ackArrived(Lane& lane, const FrameHeader& h) {
   noteProgress();
+  if (h.kind == FrameHeader::kHeld) {  // the path works; the chunk stays unacknowledged
+    if (lane.slot >= 0 && lane.slot < static_cast<int>(stats_.size()))
+      stats_[static_cast<size_t>(lane.slot)].lastHeld = Clock::now();
+    return;
+  }
   auto a = sched_.ack(lane.slot, ChunkRef{h.op, h.index});
   if (!a.first) return;
   SendOp* s = sendOp(h.op);
@@ -219,7 +230,9 @@ void MultipathConnection::ackArrived(Lane& lane, const FrameHeader& h) {
   if (a.lane < 0 || a.lane >= static_cast<int>(stats_.size())) return;
   SlotStats& st = stats_[static_cast<size_t>(a.lane)];
   auto now = Clock::now();
-  double service = secondsBetween(std::max(a.sent, st.lastAck), now);
+  // The chunk's whole latency, queueing included: a path behind a congested spine shows it here, even
+  // while its acks arrive back to back.
+  double service = secondsBetween(a.sent, now);
   st.lastAck = now;
   st.bytes += a.bytes;
   st.roundBytes += a.bytes;
@@ -242,7 +255,11 @@ Clock::duration MultipathConnection::dupAfter(int slot) const {
 
 void MultipathConnection::feed() {
   auto now = Clock::now();
-  for (int slot = 0; slot < paths_.size(); ++slot) {
+  // Lanes take turns at the head of the queue, so that no slot number is favoured.
+  const int n = paths_.size();
+  feedStart_ = n > 0 ? (feedStart_ + 1) % n : 0;
+  for (int k = 0; k < n; ++k) {
+    int slot = (feedStart_ + k) % n;
     Lane* l = out_[static_cast<size_t>(slot)].get();
     PathState st = paths_.path(slot).state;
     if (!l || (st != PathState::kActive && st != PathState::kSpare)) continue;
@@ -506,11 +523,16 @@ void MultipathConnection::checkStalls() {
     auto oldest = sched_.oldestOn(slot);
     if (!oldest) continue;
     // The service clock of a lane starts at its last ack, not when its queue filled.
-    auto since = std::max(*oldest, stats_[static_cast<size_t>(slot)].lastAck);
-    if (!ctl_.stalled(slot, secondsBetween(since, now))) continue;
-    Status s = quarantine(
-        slot, Status(Code::kRemoteError, "no acknowledgement for " + std::to_string(secondsBetween(since, now)) +
-                                             " s while its siblings move"));
+    const SlotStats& ss = stats_[static_cast<size_t>(slot)];
+    auto since = std::max({*oldest, ss.lastAck, ss.lastHeld});
+    bool siblingsMove = false;  // a peer that is merely slow to post its receives stalls every lane alike
+    for (int other = 0; other < paths_.size(); ++other)
+      siblingsMove = siblingsMove || (other != slot && stats_[static_cast<size_t>(other)].lastAck > since);
+    double age = secondsBetween(since, now);
+    // Alone, a lane is given longer: every path may be dead, or the whole peer slow.
+    if (siblingsMove ? !ctl_.stalled(slot, age) : age < kLoneStallSec) continue;
+    Status s = quarantine(slot, Status(Code::kRemoteError, "no acknowledgement for " + std::to_string(age) + " s" +
+                                                               (siblingsMove ? " while its siblings move" : "")));
     if (!s.isOk()) fail(std::move(s));
   }
 }

@@ -46,6 +46,9 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Status checkAlive() override;
   bool busy() const override { return pendingRequests_ > 0; }
   void drain(Clock::time_point deadline) override;
+  // Unacknowledged chunks, or incoming lanes whose chunks we should hold (and say so) before our receive is
+  // posted, so that the sender does not take a working path for a dead one.
+  bool hasBackgroundWork() const override { return !sched_.idle() || !in_.empty(); }
 
   PeerTelemetry telemetry() const;
 
@@ -85,7 +88,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
     uint64_t bytes = 0, roundBytes = 0;
     std::vector<double> roundService;
     LatencyWindow latency;
-    Clock::time_point lastAck{}, openedAt{};
+    Clock::time_point lastAck{}, lastHeld{}, openedAt{};
   };
 
   // LaneEvents
@@ -139,6 +142,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Clock::time_point lastOpenTry_{};
   Clock::time_point incomingLost_{};
   int roundAcks_ = 0;
+  int feedStart_ = 0;
   uint64_t bytesAcked_ = 0, chunksAcked_ = 0, quarantines_ = 0, repaths_ = 0;
 };
 

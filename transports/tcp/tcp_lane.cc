@@ -113,7 +113,7 @@ Status TcpLane::read(mp::LaneEvents& ev) {
       if (inGot_ < sizeof(in_)) continue;
       inGot_ = 0;
       if (in_.magic != mp::FrameHeader::kMagic) return Status(Code::kRemoteError, "tcp: malformed frame from " + peer_);
-      if (in_.kind == mp::FrameHeader::kAck) {
+      if (in_.kind == mp::FrameHeader::kAck || in_.kind == mp::FrameHeader::kHeld) {
         ev.ackArrived(*this, in_);
         continue;
       }
