@@ -40,9 +40,10 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_COMM_SECRET", "string", "",
      "Shared secret for MYRIAD_COMM_ID rendezvous; without it the secret is derived from public information "
      "and only guards against accidents, not attackers."},
-    {"MYRIAD_NET_PATHS", "int", "4",
+    {"MYRIAD_NET_PATHS", "int", "1",
      "Paths per tcp peer: flows with distinct, chosen source ports (distinct ECMP hashes) that messages are "
-     "spread over; 1: one plain connection per peer, no chunking. See docs/design/multipath.md."},
+     "spread over; 1: one plain connection per peer, no chunking. 4 is the intended default once every tier "
+     "passes with it (see docs/design/multipath.md)."},
     {"MYRIAD_NET_ADAPTIVE", "bool", "1",
      "1: paths pull chunks as they have room, slow paths are re-pathed (new source port) and stuck chunks "
      "re-sent; 0: a static even split over the paths (like NCCL's), for comparison."},

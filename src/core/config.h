@@ -46,7 +46,7 @@ struct Config {
   std::string commId;
   std::string commSecret;  // never logged
   // Multipath (transports/multipath)
-  int netPaths = 4;
+  int netPaths = 1;
   bool netAdaptive = true;
   size_t netSplitBytes = 512 << 10;
   size_t netChunkBytes = 64 << 10;

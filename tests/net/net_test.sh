@@ -55,7 +55,7 @@ case $scenario in
     "$FABRIC" elephant "$fab" 0.1 1.1 0 30 "$out/elephant.json" >/dev/null
     sleep 1
     mapfile -t before < <(spine_bytes "$fab" 0)
-    export MYRIAD_NET_LISTEN_PORT=$lport MYRIAD_NET_SEED=7
+    export MYRIAD_NET_LISTEN_PORT=$lport MYRIAD_NET_SEED=7 MYRIAD_NET_PATHS=4
     RANK_ENV_0="MYRIAD_NET_PORTS=$ports" run_ranks "$fab" "$out/run" "0.0 1.0" 120 \
       "$bin/myriad_sendrecv_perf" -b 96M -e 96M -n 1 -w 0 -c 1 --paths
     mapfile -t after < <(spine_bytes "$fab" 0)

@@ -396,6 +396,7 @@ void MultipathConnection::promoteReady() {
       continue;
     }
     everReady_ = true;
+    refusedInRow_ = 0;
     p.state = p.position >= 0 ? PathState::kActive : PathState::kSpare;
     sched_.addLane(slot, p.state == PathState::kSpare);
     MYR_LOG(kInfo, kNet, o_.rank,
@@ -419,7 +420,9 @@ Status MultipathConnection::quarantine(int slot, const Status& why) {
   ctl_.forget(slot);
   out_[static_cast<size_t>(slot)].reset();
   ++quarantines_;
-  if (gone) {
+  // One refusal may be a port clash on this host; a peer that is gone refuses every port.
+  refusedInRow_ = gone ? refusedInRow_ + 1 : 0;
+  if (gone && refusedInRow_ >= 3) {
     bool anyLive = false;
     for (int i = 0; i < paths_.size(); ++i)
       anyLive = anyLive || (out_[static_cast<size_t>(i)] && paths_.path(i).state != PathState::kOpening);

@@ -143,6 +143,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Clock::time_point incomingLost_{};
   int roundAcks_ = 0;
   int feedStart_ = 0;
+  int refusedInRow_ = 0;
   uint64_t bytesAcked_ = 0, chunksAcked_ = 0, quarantines_ = 0, repaths_ = 0;
 };
 
