@@ -208,6 +208,18 @@ bool runSweep(const Collective& coll, const Options& o, const RunDescription& ru
   return ok;
 }
 
+// --paths: this rank's network path telemetry (myrDebugNetPaths), after the sweep.
+void printPaths(myrComm_t comm, int rank) {
+  size_t len = 0;
+  if (myrDebugNetPaths(comm, nullptr, &len) != myrSuccess) return;
+  std::string text(len, '\0');
+  if (myrDebugNetPaths(comm, text.data(), &len) != myrSuccess) return;
+  text.resize(std::strlen(text.c_str()));
+  std::printf("# network paths of rank %d%s\n%s", rank, text.empty() ? ": none (no multipath peers)" : "",
+              text.c_str());
+  std::fflush(stdout);
+}
+
 int runRank(const Collective& coll, const Options& o, const RunDescription& run, int rank, int nranks,
             const myrUniqueId& id) {
   const char* program = run.program.c_str();
@@ -235,6 +247,7 @@ int runRank(const Collective& coll, const Options& o, const RunDescription& run,
     if (ctx.stream_ != nullptr) (void)myrStreamDestroy(ctx.stream_);
     return 1;
   }
+  if (o.paths) printPaths(ctx.comm_, rank);
   if (ctx.stream_ != nullptr) (void)myrStreamDestroy(ctx.stream_);
   const myrResult_t res = myrCommDestroy(ctx.comm_);
   if (res != myrSuccess) {

@@ -146,6 +146,7 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode, const 
   app.add_option("-A,--algo", o.algo, "algorithm, exported as MYRIAD_ALGO before init (e.g. allreduce.ring)");
   app.add_option("-m,--memory", o.memory, "buffer memory kind: host (cuda: not in this build)")->capture_default_str();
   app.add_option("--json", o.jsonPath, "also write one JSON object per result row to this file");
+  app.add_flag("--paths", o.paths, "print each rank's network path telemetry (multipath) after the sweep");
 
   std::vector<std::string> args = normalisedArgs(argc, argv);
   std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order

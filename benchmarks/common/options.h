@@ -37,6 +37,7 @@ struct Options {
   std::string algo;                              // -A: exported as MYRIAD_ALGO before init
   std::string memory = "host";                   // -m
   std::string jsonPath;                          // --json
+  bool paths = false;                            // --paths: print the network path telemetry
   std::string collective;                        // peers only: the -c NAME of PeerFlags::collectives
 };
 

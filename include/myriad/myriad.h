@@ -129,6 +129,11 @@ const char* myrGetErrorString(myrResult_t result);
  *  failed: connection closed"); "" when there was none. Valid until the next call on comm. */
 const char* myrGetLastError(myrComm_t comm);
 
+/** Debugging: a text table of this rank's network paths (per peer and path: source port, state, bytes,
+ *  throughput, latency p50/p99, re-paths; see docs/design/multipath.md), as of their last control round.
+ *  Writes at most *len bytes including the final NUL and sets *len to the size the whole text needs. */
+myrResult_t myrDebugNetPaths(myrComm_t comm, char* buf, size_t* len);
+
 /** Host streams: an ordered, asynchronous queue of calls on host memory. */
 myrResult_t myrStreamCreate(myrStream_t* stream);
 /** Waits for every call issued on the stream; returns the first error any of them met, once. */

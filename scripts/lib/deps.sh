@@ -1,7 +1,8 @@
 # Installs what Myriad's build, tests and demo need on a fresh Debian machine (root, apt), once.
 # Sourced by scripts/demo and scripts/test; a package already present costs one dpkg query.
 # libpugixml-dev: topology files (src/topology/); openmpi-bin, libopenmpi-dev and libgloo-dev: the peer
-# benchmarks (benchmarks/peers/); iperf3 and matplotlib (pip, for the python3 on PATH): benchmarks/compare;
+# benchmarks (benchmarks/peers/); iperf3 and matplotlib (pip, for the python3 on PATH): benchmarks/compare
+# (iperf3 is also the foreign flow of the emulated fabric, tests/net/fabric);
 # nlohmann-json3-dev and graphviz: myriad-topo's --json and --png (tools/). libibverbs-dev builds the rdma
 # transport; the rest runs its Soft-RoCE VM tier (tests/rdma: qemu boots Debian's kernel with rdma_rxe;
 # perftest and tcpdump check the wire).

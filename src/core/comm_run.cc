@@ -87,6 +87,11 @@ Status Comm::run(Task& task) {
       return Status::ok();
     }
     if (errors_.aborted()) return usable();
+    for (Connection* c : open_) {
+      if (!c->hasBackgroundWork()) continue;
+      s = c->poll();
+      if (!s.isOk()) return failDetected(std::move(s));
+    }
     Clock::time_point latest{};
     bool sleepable = true;
     for (Connection* c : open_) {

@@ -63,6 +63,24 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_TOPO_FILE", "string", "",
      "NCCL topology XML or hwloc XML file describing this machine, used instead of detection (what it leaves "
      "out, such as NIC speeds or NVLinks, is still detected); see docs/topology.md."},
+    {"MYRIAD_NET_PATHS", "int", "1",
+     "Paths per tcp peer: flows with distinct, chosen source ports (distinct ECMP hashes) that messages are "
+     "spread over; 1: one plain connection per peer, no chunking. 4 is the intended default once every tier "
+     "passes with it (see docs/design/multipath.md)."},
+    {"MYRIAD_NET_ADAPTIVE", "bool", "1",
+     "1: paths pull chunks as they have room, slow paths are re-pathed (new source port) and stuck chunks "
+     "re-sent; 0: a static even split over the paths (like NCCL's), for comparison."},
+    {"MYRIAD_NET_SPLIT_BYTES", "size", "524288", "Messages above this size are cut into chunks over several paths."},
+    {"MYRIAD_NET_CHUNK_BYTES", "size", "65536", "Size of the chunks of a split message."},
+    {"MYRIAD_NET_INFLIGHT_BYTES", "size", "524288",
+     "Cap on unacknowledged bytes toward one peer over all its paths, so that N paths do not act like N greedy "
+     "flows toward other tenants."},
+    {"MYRIAD_NET_PORTS", "string", "",
+     "Source ports of the paths: a range lo-hi to choose from (default 32768-60999), or a comma list used "
+     "first, in order (benchmarks pin paths to spines with it)."},
+    {"MYRIAD_NET_LISTEN_PORT", "int", "0",
+     "Fixed tcp listening port (0: any), so that a path's 5-tuple is known in advance; one rank per address."},
+    {"MYRIAD_NET_SEED", "int", "0", "Seed of the path choice and the control loop's coin flips; 0: random."},
 };
 
 const EnvVarSpec& spec(const char* name) {
@@ -183,6 +201,17 @@ Result<Config> Config::fromEnv() {
   c.commId = raw("MYRIAD_COMM_ID");
   c.commSecret = raw("MYRIAD_COMM_SECRET");
   c.topoFile = raw("MYRIAD_TOPO_FILE");
+  MYR_TRY(readInt("MYRIAD_NET_PATHS", 1, 64, &c.netPaths));
+  MYR_TRY(readBool("MYRIAD_NET_ADAPTIVE", &c.netAdaptive));
+  MYR_TRY(readSize("MYRIAD_NET_SPLIT_BYTES", &c.netSplitBytes));
+  MYR_TRY(readSize("MYRIAD_NET_CHUNK_BYTES", &c.netChunkBytes));
+  MYR_TRY(readSize("MYRIAD_NET_INFLIGHT_BYTES", &c.netInflightBytes));
+  if (c.netChunkBytes < 4096) return invalidArgument("MYRIAD_NET_CHUNK_BYTES must be at least 4K");
+  c.netPorts = raw("MYRIAD_NET_PORTS");
+  MYR_TRY(readInt("MYRIAD_NET_LISTEN_PORT", 0, 65535, &c.netListenPort));
+  long long seed = 0;
+  MYR_TRY(parseInt("MYRIAD_NET_SEED", 0, (1LL << 62), &seed));
+  c.netSeed = static_cast<uint64_t>(seed);
   return c;
 }
 

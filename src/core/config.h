@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -57,6 +58,15 @@ struct Config {
   std::string commSecret;  // never logged
   // Topology
   std::string topoFile;
+  // Multipath (transports/multipath)
+  int netPaths = 1;
+  bool netAdaptive = true;
+  size_t netSplitBytes = 512 << 10;
+  size_t netChunkBytes = 64 << 10;
+  size_t netInflightBytes = 512 << 10;
+  std::string netPorts;
+  int netListenPort = 0;
+  uint64_t netSeed = 0;
 
   // Reads every variable in the table; a malformed value is an InvalidArgument naming the variable.
   static Result<Config> fromEnv();

@@ -61,6 +61,10 @@ class Connection {
   // completed sends left in this connection's own buffers to reach the peer. (A send is done once its bytes
   // are buffered; a receiver that attaches late must still find them.)
   virtual void drain(Clock::time_point deadline) { (void)deadline; }
+  // True while the connection must be polled although no posted request waits on it (multipath: chunks of
+  // completed sends not yet acknowledged, which a failed path may force it to send again). The executor
+  // polls such connections on every turn of its loop.
+  virtual bool hasBackgroundWork() const { return false; }
 
   const PeerInfo& peer() const { return peer_; }
   // When poll() last moved bytes (or the first request was posted after an idle period).

@@ -5,13 +5,17 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <random>
 
 #include "core/log.h"
 #include "core/unique_id.h"
+#include "transports/multipath/multipath_connection.h"
+#include "transports/tcp/tcp_lane.h"
 
 namespace myriad {
 namespace {
-constexpr uint32_t kHelloMagic = 0x5459594d;  // "MYYT"
+constexpr uint32_t kHelloMagic = 0x5459594d;      // "MYYT": the one connection of a pair
+constexpr uint32_t kLaneHelloMagic = 0x4c59594d;  // "MYYL": one lane of a path set
 constexpr size_t kHelloBytes = 4 + 16 + 4 + 4;
 constexpr int kHelloTimeoutMs = 10000;
 }  // namespace
@@ -19,10 +23,12 @@ constexpr int kHelloTimeoutMs = 10000;
 Result<std::unique_ptr<TcpTransport>> TcpTransport::create(TransportContext ctx, PeerInfo* self) {
   std::unique_ptr<TcpTransport> t(new TcpTransport(std::move(ctx)));
   MYR_ASSIGN_OR_RETURN(SockAddr addr, chooseListenAddress(t->ctx_.config->socketIfname));
+  addr.setPort(static_cast<uint16_t>(t->ctx_.config->netListenPort));
   MYR_ASSIGN_OR_RETURN(int fd, listenOn(&addr, 1024));
   t->listen_ = Fd(fd);
   MYR_TRY(setNonBlocking(fd, true));
   self->tcpAddr = addr;
+  t->self_ = addr;
   MYR_LOG(kInfo, kNet, t->ctx_.rank, "tcp: listening on " + addr.toString());
   return t;
 }
@@ -38,7 +44,36 @@ Status TcpTransport::tuneSocket(int fd) const {
   return setNonBlocking(fd, true);
 }
 
+std::vector<uint8_t> TcpTransport::laneHello(int peer) const {
+  std::vector<uint8_t> hello(kHelloBytes);
+  uint32_t magic = kLaneHelloMagic;
+  int32_t src = ctx_.rank, dst = peer;
+  std::memcpy(hello.data(), &magic, 4);
+  std::memcpy(hello.data() + 4, ctx_.secret.data(), 16);
+  std::memcpy(hello.data() + 20, &src, 4);
+  std::memcpy(hello.data() + 24, &dst, 4);
+  return hello;
+}
+
 Result<std::unique_ptr<Connection>> TcpTransport::connect(const PeerInfo& peer) {
+  const Config& c = *ctx_.config;
+  if (c.netPaths > 1) {
+    mp::MultipathOptions o;
+    o.paths = c.netPaths;
+    o.adaptive = c.netAdaptive;
+    o.splitBytes = c.netSplitBytes;
+    o.chunkBytes = c.netChunkBytes;
+    o.inflightBytes = c.netInflightBytes;
+    MYR_ASSIGN_OR_RETURN(o.ports, mp::parsePortRange(c.netPorts));
+    o.seed = c.netSeed
+                 ? c.netSeed * 1000003 + static_cast<uint64_t>(ctx_.rank) * 7919 + static_cast<uint64_t>(peer.rank)
+                 : std::random_device{}() ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
+    o.rank = ctx_.rank;
+    o.commTag = ctx_.commTag;
+    o.initTimeoutMs = c.initTimeoutMs;
+    return std::unique_ptr<Connection>(
+        new mp::MultipathConnection(peer, std::move(o), std::make_unique<TcpLaneFactory>(this, peer)));
+  }
   if (peer.rank < ctx_.rank) return std::unique_ptr<Connection>(new TcpConnection(peer, -1, this));
   MYR_ASSIGN_OR_RETURN(int raw, connectTo(peer.tcpAddr, deadlineIn(ctx_.config->initTimeoutMs), ctx_.abort));
   Fd fd(raw);
@@ -90,17 +125,22 @@ void TcpTransport::readHellos() {
       std::memcpy(secret.data(), p.hello + 4, 16);
       std::memcpy(&src, p.hello + 20, 4);
       std::memcpy(&dst, p.hello + 24, 4);
-      if (magic != kHelloMagic)
+      bool lane = magic == kLaneHelloMagic;
+      if (magic != kHelloMagic && !lane)
         why = "not a Myriad hello";
       else if (!secretEquals(secret, ctx_.secret))
         why = "wrong secret (not a member of this communicator)";
-      else if (dst != ctx_.rank || src < 0 || src >= ctx_.rank)
+      else if (lane && (dst != ctx_.rank || src < 0 || src >= ctx_.nranks || src == ctx_.rank))
+        why = "lane hello names ranks " + std::to_string(src) + "->" + std::to_string(dst);
+      else if (!lane && (dst != ctx_.rank || src < 0 || src >= ctx_.rank))
         why = "hello names ranks " + std::to_string(src) + "->" + std::to_string(dst);
-      else if (ready_.count(src))
+      else if (!lane && ready_.count(src))
         why = "a second connection from rank " + std::to_string(src);
       if (why.empty()) {
         Status s = tuneSocket(p.fd.get());
-        if (s.isOk())
+        if (s.isOk() && lane)
+          lanes_[src].push_back(std::move(p.fd));
+        else if (s.isOk())
           ready_[src] = std::move(p.fd);
         else
           why = s.message();
@@ -123,6 +163,16 @@ Result<int> TcpTransport::takeAccepted(int rank) {
   if (it == ready_.end()) return -1;
   int fd = it->second.release();
   ready_.erase(it);
+  return fd;
+}
+
+Result<int> TcpTransport::takeLane(int rank) {
+  acceptNew();
+  readHellos();
+  auto it = lanes_.find(rank);
+  if (it == lanes_.end() || it->second.empty()) return -1;
+  int fd = it->second.front().release();
+  it->second.pop_front();
   return fd;
 }
 

@@ -1,8 +1,10 @@
 // tcp: the transport that reaches every peer. One listener per communicator; the lower rank of a pair
 // connects and opens with a hello (magic, the communicator's secret, both ranks), the higher rank accepts
 // lazily from poll(), so connection set-up never waits on the peer's thread. Unauthenticated or malformed
-// connections are dropped and logged. The data path is non-blocking sockets, one frame per message:
-// header {magic, tag, bytes} then the payload, written and read straight from the user's buffer.
+// connections are dropped and logged. With MYRIAD_NET_PATHS=1 the data path is one non-blocking socket per
+// pair, one frame per message: header {magic, tag, bytes} then the payload, written and read straight from the
+// user's buffer. With more paths, each rank opens its own lanes (tcp_lane.h) to the peer, from chosen source
+// ports, with a lane hello, and a MultipathConnection (transports/multipath) drives them.
 #pragma once
 
 #include <deque>
@@ -25,6 +27,12 @@ class TcpTransport final : public Transport {
 
   // Never blocks: the authenticated socket that `rank` opened to us, or -1 for not yet.
   Result<int> takeAccepted(int rank);
+  // Never blocks: the next authenticated lane socket `rank` opened to us, or -1.
+  Result<int> takeLane(int rank);
+  // The hello that opens a lane toward `peer`.
+  std::vector<uint8_t> laneHello(int peer) const;
+  const SockAddr& selfAddress() const { return self_; }
+  Status tuneSocket(int fd) const;
 
  private:
   struct Pending {
@@ -37,12 +45,13 @@ class TcpTransport final : public Transport {
   explicit TcpTransport(TransportContext ctx) : ctx_(std::move(ctx)) {}
   void acceptNew();
   void readHellos();
-  Status tuneSocket(int fd) const;
 
   TransportContext ctx_;
   Fd listen_;
   std::vector<Pending> pending_;
-  std::map<int, Fd> ready_;  // authenticated, by rank
+  std::map<int, Fd> ready_;              // authenticated, by rank
+  std::map<int, std::deque<Fd>> lanes_;  // authenticated lanes, by the rank that opened them
+  SockAddr self_;
 };
 
 class TcpConnection final : public Connection {

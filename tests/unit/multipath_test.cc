@@ -1,0 +1,270 @@
+// Unit tests of the transport-independent multipath parts: chunk plans and reassembly, source-port choice,
+// pull scheduling (caps, static split, end-game, lane loss) and the control loop's decisions from scripted
+// per-path measurements.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <set>
+
+#include "transports/multipath/chunk.h"
+#include "transports/multipath/control.h"
+#include "transports/multipath/path_set.h"
+#include "transports/multipath/scheduler.h"
+
+namespace myriad::mp {
+namespace {
+
+TEST(MultipathChunks, SmallMessageIsOneChunk) {
+  auto p = planChunks(1000, 4096, 1024);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].length, 1000u);
+  EXPECT_EQ(planChunks(0, 4096, 1024).size(), 1u);
+}
+
+TEST(MultipathChunks, LargeMessageTilesExactly) {
+  for (uint64_t total : {4097ull, 8192ull, 10000ull, 1ull << 20}) {
+    auto p = planChunks(total, 4096, 1000);
+    uint64_t next = 0;
+    for (size_t i = 0; i < p.size(); ++i) {
+      EXPECT_EQ(p[i].index, i);
+      EXPECT_EQ(p[i].offset, next);
+      EXPECT_GT(p[i].length, 0u);
+      EXPECT_LE(p[i].length, 1000u);
+      next += p[i].length;
+    }
+    EXPECT_EQ(next, total);
+  }
+}
+
+TEST(MultipathChunks, ReassemblyCountsDistinctChunksInAnyOrder) {
+  auto plan = planChunks(10000, 4096, 1000);
+  Reassembly r(10000, static_cast<uint32_t>(plan.size()));
+  std::vector<uint8_t> dst(10000, 0), src(10000);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7 + 3);
+  std::vector<size_t> order = {9, 0, 5, 5, 3, 1, 2, 9, 8, 4, 6, 7};  // with duplicates
+  for (size_t k : order) {
+    const ChunkSpan& c = plan[k];
+    FrameHeader h;
+    h.index = c.index, h.chunks = r.chunks(), h.offset = c.offset, h.length = c.length, h.total = 10000;
+    ASSERT_TRUE(chunkFits(h, 10000, r));
+    bool first = !r.seen(c.index);
+    EXPECT_EQ(r.arrive(c.index), first);
+    if (first) std::copy(src.begin() + c.offset, src.begin() + c.offset + c.length, dst.begin() + c.offset);
+    EXPECT_EQ(r.complete(), k == 7);
+  }
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(dst, src);
+}
+
+TEST(MultipathChunks, MalformedHeadersAreRejected) {
+  Reassembly r(10000, 10);
+  FrameHeader h;
+  h.total = 10000, h.chunks = 10, h.index = 10, h.offset = 0, h.length = 10;
+  EXPECT_FALSE(chunkFits(h, 10000, r));  // index out of range
+  h.index = 2, h.offset = 9995;
+  EXPECT_FALSE(chunkFits(h, 10000, r));  // runs past the end
+  h.offset = 0, h.total = 9999;
+  EXPECT_FALSE(chunkFits(h, 10000, r));  // another size than the receive
+  h.total = 10000, h.chunks = 9;
+  EXPECT_FALSE(chunkFits(h, 10000, r));  // another chunk count
+}
+
+TEST(MultipathPorts, PresetFirstThenRandomDistinctNotTabu) {
+  auto range = parsePortRange("40001,40002");
+  ASSERT_TRUE(range.isOk());
+  PathSet ps(4, 1, range.value(), 7);
+  EXPECT_EQ(ps.path(ps.addPath(true)).port, 40001);
+  EXPECT_EQ(ps.path(ps.addPath(true)).port, 40002);
+  for (int i = 0; i < 3; ++i) ps.path(ps.addPath(true)).state = PathState::kActive;
+  std::set<uint16_t> used;
+  for (int i = 0; i < ps.size(); ++i) used.insert(ps.path(i).port);
+  EXPECT_EQ(used.size(), 5u);
+  for (int i = 0; i < 2000; ++i) {
+    uint16_t p = ps.choosePort();
+    EXPECT_GE(p, 32768);
+    EXPECT_LE(p, 60999);
+    EXPECT_FALSE(ps.inUse(p));
+  }
+}
+
+TEST(MultipathPorts, TabuListIsShortAndRespected) {
+  auto range = parsePortRange("50000-50020");
+  ASSERT_TRUE(range.isOk());
+  PathSet ps(1, 0, range.value(), 3);
+  for (uint16_t p = 50000; p < 50008; ++p) ps.tabu(p);
+  for (int i = 0; i < 500; ++i) {
+    uint16_t p = ps.choosePort();
+    EXPECT_GE(p, 50008);
+    EXPECT_LE(p, 50020);
+  }
+  ps.tabu(50008);  // pushes 50000 off the list
+  EXPECT_FALSE(ps.isTabu(50000));
+  EXPECT_TRUE(ps.isTabu(50008));
+  EXPECT_FALSE(parsePortRange("5-4").isOk());
+  EXPECT_FALSE(parsePortRange("40000,x").isOk());
+}
+
+Clock::time_point t0() {
+  static auto t = Clock::now();
+  return t;
+}
+Clock::time_point at(double ms) {
+  return t0() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
+}
+
+TEST(MultipathScheduler, FasterLanePullsMoreUnderCaps) {
+  PullScheduler s(SchedulerLimits{4000, 2000, 1, true});
+  s.addLane(0, false);
+  s.addLane(1, false);
+  for (uint32_t i = 0; i < 40; ++i) s.push(ChunkRef{0, i}, 1000);
+  int carried[2] = {0, 0};
+  std::deque<ChunkRef> flying[2];
+  double now = 0;
+  // lane 0 is acked every 1 ms, lane 1 every 4 ms.
+  for (int step = 0; step < 400 && !s.idle(); ++step, now += 1) {
+    for (int lane : {0, 1}) {
+      while (auto c = s.pull(lane, at(now), std::chrono::hours(1))) {
+        EXPECT_LE(s.inFlight(), 4000u);
+        EXPECT_LE(s.laneInFlight(lane), 2000u);
+        flying[lane].push_back(*c);
+      }
+    }
+    for (int lane : {0, 1}) {
+      if (step % (lane == 0 ? 1 : 4) != 0 || flying[lane].empty()) continue;
+      auto a = s.ack(lane, flying[lane].front());
+      flying[lane].pop_front();
+      EXPECT_TRUE(a.first);
+      EXPECT_EQ(a.lane, lane);
+      ++carried[lane];
+    }
+  }
+  EXPECT_TRUE(s.idle());
+  EXPECT_EQ(carried[0] + carried[1], 40);
+  EXPECT_GT(carried[0], 2 * carried[1]);
+}
+
+TEST(MultipathScheduler, StaticSplitIsEven) {
+  PullScheduler s(SchedulerLimits{1 << 30, 1 << 30, 1, false});
+  for (int l = 0; l < 4; ++l) s.addLane(l, false);
+  for (uint32_t i = 0; i < 40; ++i) s.push(ChunkRef{0, i}, 1000);
+  int got[4] = {0, 0, 0, 0};
+  for (int l = 0; l < 4; ++l)
+    while (s.pull(l, at(0), std::chrono::seconds(0))) ++got[l];
+  for (int l = 0; l < 4; ++l) EXPECT_EQ(got[l], 10);
+}
+
+TEST(MultipathScheduler, EndGameDuplicatesStuckChunkFirstAckWins) {
+  PullScheduler s(SchedulerLimits{1 << 20, 1 << 20, 1, true});
+  s.addLane(0, false);
+  s.addLane(1, false);
+  s.push(ChunkRef{3, 0}, 1000);
+  ASSERT_TRUE(s.pull(1, at(0), std::chrono::milliseconds(10)));   // on the slow lane
+  EXPECT_FALSE(s.pull(0, at(5), std::chrono::milliseconds(10)));  // not stuck long enough yet
+  auto dup = s.pull(0, at(20), std::chrono::milliseconds(10));
+  ASSERT_TRUE(dup);
+  EXPECT_EQ(*dup, (ChunkRef{3, 0}));
+  EXPECT_EQ(s.duplicates(), 1u);
+  auto a = s.ack(0, ChunkRef{3, 0});
+  EXPECT_TRUE(a.first);
+  EXPECT_EQ(a.lane, 0);
+  ASSERT_EQ(a.others.size(), 1u);
+  EXPECT_EQ(a.others[0], 1);
+  EXPECT_FALSE(s.ack(1, ChunkRef{3, 0}).first);
+  EXPECT_EQ(s.inFlight(), 0u);
+  EXPECT_TRUE(s.idle());
+}
+
+TEST(MultipathScheduler, RemovedLaneChunksAreResent) {
+  PullScheduler s(SchedulerLimits{1 << 20, 1 << 20, 1, true});
+  s.addLane(0, false);
+  s.addLane(1, false);
+  for (uint32_t i = 0; i < 4; ++i) s.push(ChunkRef{0, i}, 1000);
+  std::vector<ChunkRef> on0;
+  while (auto c = s.pull(0, at(0), std::chrono::hours(1))) on0.push_back(*c);
+  ASSERT_EQ(on0.size(), 4u);
+  s.removeLane(0);
+  EXPECT_EQ(s.inFlight(), 0u);
+  std::vector<ChunkRef> on1;
+  while (auto c = s.pull(1, at(1), std::chrono::hours(1))) on1.push_back(*c);
+  EXPECT_EQ(on1, on0);  // same chunks, oldest first
+}
+
+// Scripted rounds: `service[i]` seconds per chunk on path i, equal bytes unless given.
+int runRound(ControlLoop& c, const std::vector<double>& service, const std::vector<bool>& active = {}) {
+  std::vector<PathRound> r;
+  for (size_t i = 0; i < service.size(); ++i) {
+    PathRound p;
+    p.slot = static_cast<int>(i);
+    p.active = active.empty() || active[i];
+    p.bytes = static_cast<uint64_t>(1e6 * 0.01 / service[i]);
+    p.serviceSec = {service[i], service[i]};
+    r.push_back(p);
+  }
+  return c.round(r, 0.01);
+}
+
+ControlParams certain() {
+  ControlParams p;
+  p.repathProbability = 1;
+  return p;
+}
+
+TEST(MultipathControl, SlowPathIsRepathedAfterThreeRounds) {
+  ControlLoop c(certain(), 1);
+  std::vector<double> s = {0.002, 0.002, 0.002, 0.008};
+  EXPECT_EQ(runRound(c, s), -1);
+  EXPECT_EQ(runRound(c, s), -1);  // bad from the second round on (needs two samples)
+  EXPECT_EQ(runRound(c, s), -1);
+  EXPECT_EQ(runRound(c, s), 3);
+}
+
+TEST(MultipathControl, AllSiblingsSlowNothingMoves) {
+  ControlLoop c(certain(), 1);
+  for (int i = 0; i < 30; ++i) EXPECT_EQ(runRound(c, {0.02, 0.021, 0.019, 0.02}), -1);
+}
+
+TEST(MultipathControl, HoldDownDelaysTheNextRepath) {
+  ControlParams p = certain();
+  ControlLoop c(p, 1);
+  std::vector<double> s = {0.002, 0.002, 0.002, 0.002, 0.009, 0.008};
+  int first = -1, round = 0;
+  for (; round < 10 && first < 0; ++round) first = runRound(c, s);
+  ASSERT_EQ(first, 4);
+  c.forget(4);
+  s[4] = 0.002;  // the re-pathed slot is fine now
+  int second = -1, waited = 0;
+  for (; waited < 20 && second < 0; ++waited) second = runRound(c, s);
+  EXPECT_EQ(second, 5);
+  EXPECT_GT(waited, p.holdDownRounds);
+}
+
+TEST(MultipathControl, CoinFlipStillRepathsSoon) {
+  ControlLoop c(ControlParams{}, 12345);
+  int got = -1, rounds = 0;
+  for (; rounds < 40 && got < 0; ++rounds) got = runRound(c, {0.002, 0.002, 0.006});
+  EXPECT_EQ(got, 2);
+  EXPECT_LE(rounds, 20);
+}
+
+TEST(MultipathControl, FasterSpareScoutMakesUniformActivesBad) {
+  ControlLoop c(certain(), 1);
+  std::vector<double> s = {0.01, 0.01, 0.01, 0.002};
+  std::vector<bool> active = {true, true, true, false};
+  int got = -1;
+  for (int i = 0; i < 5 && got < 0; ++i) got = runRound(c, s, active);
+  EXPECT_GE(got, 0);
+  EXPECT_LT(got, 3);
+}
+
+TEST(MultipathControl, StallIsRelativeToSiblings) {
+  ControlLoop c(certain(), 1);
+  for (int i = 0; i < 3; ++i) runRound(c, {0.002, 0.002, 0.002});
+  EXPECT_FALSE(c.stalled(0, 0.1));
+  EXPECT_TRUE(c.stalled(0, 0.5));
+  ControlLoop slow(certain(), 1);
+  for (int i = 0; i < 3; ++i) runRound(slow, {0.2, 0.2, 0.2});
+  EXPECT_FALSE(slow.stalled(0, 0.5));  // everyone is that slow: congestion, not a dead path
+}
+
+}  // namespace
+}  // namespace myriad::mp

@@ -1,0 +1,94 @@
+// ControlLoop (see control.h): EWMAs, the relative badness test, and the re-path choice.
+#include "transports/multipath/control.h"
+
+#include <algorithm>
+
+namespace myriad::mp {
+namespace {
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+}  // namespace
+
+const PathView* ControlLoop::view(int slot) const {
+  auto it = views_.find(slot);
+  return it == views_.end() ? nullptr : &it->second;
+}
+
+double ControlLoop::siblingsMedian(int slot, const std::vector<PathRound>& paths, bool activeOnly) const {
+  std::vector<double> v;
+  for (const PathRound& r : paths) {
+    if (r.slot == slot || (activeOnly && !r.active)) continue;
+    const PathView* pv = view(r.slot);
+    if (pv && pv->samples >= 2) v.push_back(pv->service);
+  }
+  return median(v);
+}
+
+int ControlLoop::round(const std::vector<PathRound>& paths, double seconds) {
+  ++rounds_;
+  double total = 0;
+  int actives = 0;
+  for (const PathRound& r : paths) {
+    PathView& v = views_[r.slot];
+    double tput = seconds > 0 ? static_cast<double>(r.bytes) / seconds : 0;
+    v.throughput = v.samples == 0 ? tput : (1 - p_.alpha) * v.throughput + p_.alpha * tput;
+    if (!r.serviceSec.empty()) {
+      double s = median(r.serviceSec);
+      v.service = v.samples == 0 ? s : (1 - p_.alpha) * v.service + p_.alpha * s;
+      ++v.samples;
+    }
+    if (r.active) {
+      total += tput;
+      ++actives;
+    }
+  }
+  peer_ = rounds_ == 1 ? total : (1 - p_.alpha) * peer_ + p_.alpha * total;
+  peak_ = std::max(peak_, peer_);
+
+  int worst = -1;
+  double worstRatio = 0;
+  for (const PathRound& r : paths) {
+    if (!r.active) continue;
+    PathView& v = views_[r.slot];
+    bool bad = false;
+    double ratio = 0;
+    if (v.samples >= 2) {
+      double sib = siblingsMedian(r.slot, paths, true);
+      if (sib > 0 && v.service > p_.latencyFactor * sib) bad = true, ratio = v.service / sib;
+      for (const PathRound& s : paths) {  // a spare scout that shows a clearly faster path exists
+        const PathView* sv = view(s.slot);
+        if (s.active || !sv || sv->samples < 2 || sv->service <= 0) continue;
+        if (v.service > p_.latencyFactor * sv->service) bad = true, ratio = std::max(ratio, v.service / sv->service);
+      }
+      double share = actives > 0 ? peer_ / actives : 0;
+      if (actives > 1 && peer_ < p_.lineFraction * peak_ && v.throughput < p_.shareFactor * share)
+        bad = true, ratio = std::max(ratio, share / std::max(v.throughput, 1.0));
+    }
+    v.lastBad = bad;
+    v.bad = bad ? v.bad + 1 : 0;
+    if (v.bad >= p_.badRounds && ratio > worstRatio) worst = r.slot, worstRatio = ratio;
+  }
+  if (holdDown_ > 0) {
+    --holdDown_;
+    return -1;
+  }
+  if (worst < 0) return -1;
+  if (std::bernoulli_distribution(p_.repathProbability)(rng_) == false) return -1;
+  holdDown_ = p_.holdDownRounds;
+  views_[worst].bad = 0;
+  return worst;
+}
+
+bool ControlLoop::stalled(int slot, double ageSec) const {
+  std::vector<double> v;
+  for (const auto& [s, pv] : views_)
+    if (s != slot && pv.samples >= 2) v.push_back(pv.service);
+  double sib = median(v);
+  return sib > 0 && ageSec > p_.stallMinSec && ageSec > p_.stallFactor * sib;
+}
+
+}  // namespace myriad::mp

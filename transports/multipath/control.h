@@ -1,0 +1,69 @@
+// ControlLoop: the PLB-style decisions of one path set, from measurements only (no I/O, no clock), so tests
+// script them. Each round (a few chunk acknowledgements per path) feeds per-path throughput and per-chunk
+// service time into EWMAs. A path is bad only relative to its siblings: its service time exceeds 1.5x the
+// median of the other active paths (or of a spare scout that shows a faster path exists), or its throughput
+// is well under its share while the peer runs below the best rate it has shown; never on absolute congestion.
+// Bad for 3 rounds in a row -> re-path: at most one path per round, with probability 1/2, then a hold-down.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <vector>
+
+namespace myriad::mp {
+
+struct ControlParams {
+  double alpha = 0.3;              // EWMA weight of the newest round
+  double latencyFactor = 1.5;      // bad: service time > this x the siblings' median
+  double shareFactor = 0.5;        // bad: throughput < this x its share ...
+  double lineFraction = 0.9;       // ... while the peer is under this fraction of its best rate
+  int badRounds = 3;               // consecutive bad rounds before a re-path
+  int holdDownRounds = 6;          // rounds after a re-path in which no other path of the peer moves
+  double repathProbability = 0.5;  // coin flip per eligible round (desynchronises peers)
+  double stallFactor = 8;          // stalled: oldest chunk older than this x the siblings' median ...
+  double stallMinSec = 0.25;       // ... and than this
+};
+
+struct PathRound {
+  int slot = 0;
+  bool active = true;              // false: a spare scout (compared against, never re-pathed)
+  uint64_t bytes = 0;              // acknowledged this round
+  std::vector<double> serviceSec;  // per chunk: time from reaching the head of the lane to its ack
+};
+
+struct PathView {
+  double throughput = 0;  // bytes/s, EWMA
+  double service = 0;     // seconds per chunk, EWMA
+  int samples = 0;        // rounds with service samples
+  int bad = 0;            // consecutive bad rounds
+  bool lastBad = false;
+};
+
+class ControlLoop {
+ public:
+  ControlLoop(ControlParams p, uint64_t seed) : p_(p), rng_(seed) {}
+
+  // One round of `seconds`; returns the slot to re-path now, or -1.
+  int round(const std::vector<PathRound>& paths, double seconds);
+  // A slot that now holds a new path: its history no longer applies.
+  void forget(int slot) { views_.erase(slot); }
+  const PathView* view(int slot) const;
+  // Is a chunk `ageSec` old on `slot` stalled (compared with the other paths)?
+  bool stalled(int slot, double ageSec) const;
+  int rounds() const { return rounds_; }
+  double peerThroughput() const { return peer_; }
+  const ControlParams& params() const { return p_; }
+
+ private:
+  double siblingsMedian(int slot, const std::vector<PathRound>& paths, bool activeOnly) const;
+
+  ControlParams p_;
+  std::mt19937_64 rng_;
+  std::map<int, PathView> views_;
+  double peer_ = 0, peak_ = 0;
+  int rounds_ = 0;
+  int holdDown_ = 0;
+};
+
+}  // namespace myriad::mp

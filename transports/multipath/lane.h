@@ -1,0 +1,73 @@
+// Lane: one path of a path set, as a transport provides it. Outgoing lanes carry this rank's data frames to
+// the peer and bring back its acks; incoming lanes bring the peer's data frames and carry our acks back.
+// tcp: a socket bound to the path's source port; RDMA: a QP whose flow label yields it. Invariant: a lane
+// never blocks; poll() advances its I/O and reports frames through LaneEvents, and an error means the lane
+// is dead (the connection quarantines it), not that the connection failed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "transports/multipath/chunk.h"
+
+namespace myriad::mp {
+
+class Lane;
+
+// Where the payload of an arriving data chunk goes.
+struct Placement {
+  uint8_t* dst = nullptr;
+  bool discard = true;  // read and drop it (a duplicate, or a frame that is wrong)
+};
+
+class LaneEvents {
+ public:
+  virtual Placement placeChunk(Lane& lane, const FrameHeader& h) = 0;
+  // The payload is in place (or was dropped, as placeChunk said).
+  virtual void chunkArrived(Lane& lane, const FrameHeader& h, bool placed) = 0;
+  virtual void ackArrived(Lane& lane, const FrameHeader& h) = 0;
+  virtual void byeArrived(Lane& lane) = 0;
+
+ protected:
+  ~LaneEvents() = default;
+};
+
+class Lane {
+ public:
+  virtual ~Lane() = default;
+  // The flow's source port (outgoing: ours; incoming: the peer's).
+  virtual uint16_t port() const = 0;
+  // Connected and able to carry frames.
+  virtual bool ready() const = 0;
+  // Room for another data frame now (the transport's own queue is short; caps are the scheduler's).
+  virtual bool canPost() const = 0;
+  // `payload` stays valid until the frame is written (holds(op) false) or cancelled.
+  virtual void postData(const FrameHeader& h, const void* payload) = 0;
+  // Frames without payload: ack, bye.
+  virtual void postControl(const FrameHeader& h) = 0;
+  // Drops a data frame that has not begun to leave; true if it was dropped.
+  virtual bool cancel(uint64_t op, uint32_t index) = 0;
+  // A data frame of `op` is still queued or partly written.
+  virtual bool holds(uint64_t op) const = 0;
+  // Nothing left to write.
+  virtual bool flushed() const = 0;
+  virtual Status poll(LaneEvents& events) = 0;
+
+  int slot = -1;     // the connection's path slot (outgoing lanes)
+  bool bye = false;  // set by the lane when the peer's bye arrived (then the lane is let go)
+};
+
+class LaneFactory {
+ public:
+  virtual ~LaneFactory() = default;
+  // Starts opening an outgoing lane from source port `port`; nullptr when that port is taken here.
+  virtual Result<std::unique_ptr<Lane>> open(uint16_t port) = 0;
+  // An incoming lane the peer opened, or nullptr for none now.
+  virtual Result<std::unique_ptr<Lane>> accept() = 0;
+  // Whether a failed lane's error means the peer is gone (e.g. connection refused), not just the path.
+  virtual bool peerGone(const Status& laneError) const = 0;
+};
+
+}  // namespace myriad::mp

@@ -1,0 +1,652 @@
+// MultipathConnection (see multipath_connection.h): lane upkeep, the send and receive sides, rounds.
+#include "transports/multipath/multipath_connection.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/log.h"
+
+namespace myriad::mp {
+namespace {
+constexpr int kRoundAcksPerPath = 8;
+constexpr double kOpenTimeoutSec = 1.0;
+constexpr auto kReopenBackoff = std::chrono::milliseconds(20);
+constexpr double kIncomingLostSec = 2.0;
+constexpr double kLoneStallSec = 3.0;
+
+double secondsBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+}  // namespace
+
+MultipathConnection::MultipathConnection(const PeerInfo& peer, MultipathOptions o, std::unique_ptr<LaneFactory> factory)
+    : Connection(peer),
+      o_(std::move(o)),
+      factory_(std::move(factory)),
+      paths_(o_.paths, o_.adaptive ? o_.spares : 0, o_.ports, o_.seed),
+      sched_(SchedulerLimits{o_.inflightBytes,
+                             std::max<uint64_t>(o_.chunkBytes, 2 * o_.inflightBytes / static_cast<uint64_t>(o_.paths)),
+                             1, o_.adaptive}),
+      ctl_(o_.control, o_.seed * 0x9e3779b97f4a7c15ULL + 1) {}
+
+MultipathConnection::~MultipathConnection() {
+  forgetTelemetry(o_.commTag, peer_.rank);
+}
+
+void MultipathConnection::fail(Status s) {
+  if (fatal_.isOk()) fatal_ = std::move(s);
+}
+
+// ---- posting -------------------------------------------------------------------------------------------
+
+Status MultipathConnection::postSend(Request* r) {
+  if (!busy()) noteProgress();
+  r->done = false;
+  SendOp s;
+  s.r = r;
+  s.op = nextSendOp_++;
+  s.total = r->bytes;
+  s.tag = r->tag;
+  s.chunks = planChunks(r->bytes, o_.splitBytes, o_.chunkBytes);
+  if (s.chunks.size() == 1 && r->bytes > 0) {
+    const auto* p = static_cast<const uint8_t*>(r->buf);
+    s.staged.assign(p, p + r->bytes);
+    s.data = s.staged.data();
+  } else {
+    s.data = static_cast<const uint8_t*>(r->buf);
+  }
+  for (const ChunkSpan& c : s.chunks) sched_.push(ChunkRef{s.op, c.index}, c.length);
+  sends_.push_back(std::move(s));
+  ++pendingRequests_;
+  return Status::ok();
+}
+
+Status MultipathConnection::postRecv(Request* r) {
+  if (!busy()) noteProgress();
+  r->done = false;
+  RecvOp op;
+  op.r = r;
+  op.op = nextRecvOp_++;
+  recvs_.push_back(std::move(op));
+  ++pendingRequests_;
+  applyEarly(recvs_.back());
+  return fatal_;
+}
+
+MultipathConnection::SendOp* MultipathConnection::sendOp(uint64_t op) {
+  if (sends_.empty() || op < sends_.front().op) return nullptr;
+  uint64_t i = op - sends_.front().op;
+  return i < sends_.size() ? &sends_[static_cast<size_t>(i)] : nullptr;
+}
+
+MultipathConnection::RecvOp* MultipathConnection::recvOp(uint64_t op) {
+  if (recvs_.empty() || op < recvs_.front().op) return nullptr;
+  uint64_t i = op - recvs_.front().op;
+  return i < recvs_.size() ? &recvs_[static_cast<size_t>(i)] : nullptr;
+}
+
+// ---- receive side --------------------------------------------------------------------------------------
+
+Status MultipathConnection::startRecv(RecvOp& op, const FrameHeader& h) {
+  if (op.started) {
+    if (!chunkFits(h, op.r->bytes, op.re))
+      return Status(Code::kRemoteError, "multipath: malformed chunk from " + peer_.describe());
+    return Status::ok();
+  }
+  if (h.tag != op.r->tag || h.total != op.r->bytes)
+    return Status(Code::kInvalidUsage,
+                  "tcp: message from " + peer_.describe() + " does not match this rank's call: got " +
+                      std::to_string(h.total) + " bytes with tag " + std::to_string(h.tag) + ", expected " +
+                      std::to_string(op.r->bytes) + " bytes with tag " + std::to_string(op.r->tag) +
+                      " (do all ranks issue the same collectives with the same counts?)");
+  if (h.chunks == 0 || h.index >= h.chunks)
+    return Status(Code::kRemoteError, "multipath: malformed chunk from " + peer_.describe());
+  op.re = Reassembly(h.total, h.chunks);
+  op.started = true;
+  if (!chunkFits(h, op.r->bytes, op.re))
+    return Status(Code::kRemoteError, "multipath: malformed chunk from " + peer_.describe());
+  return Status::ok();
+}
+
+Placement MultipathConnection::placeChunk(Lane& lane, const FrameHeader& h) {
+  noteProgress();
+  if (h.op >= nextRecvOp_) {  // its receive is not posted yet: keep it aside (bounded by the sender's cap)
+    auto& list = early_[h.op];
+    for (const Early& e : list)
+      if (e.h.index == h.index) return Placement{};
+    if (h.length > (uint64_t{1} << 32)) {
+      fail(Status(Code::kRemoteError, "multipath: oversized chunk from " + peer_.describe()));
+      return Placement{};
+    }
+    Early e;
+    e.h = h;
+    e.data.resize(static_cast<size_t>(h.length));
+    e.lane = &lane;
+    list.push_back(std::move(e));
+    reading_[&lane] = Reading{h.op, h.index, true};
+    return Placement{list.back().data.data(), false};
+  }
+  RecvOp* op = recvOp(h.op);
+  if (!op || op->reported) return Placement{};  // an op already complete: a late duplicate
+  Status s = startRecv(*op, h);
+  if (!s.isOk()) {
+    fail(std::move(s));
+    return Placement{};
+  }
+  if (op->re.seen(h.index) || std::find(op->claimed.begin(), op->claimed.end(), h.index) != op->claimed.end())
+    return Placement{};
+  op->claimed.push_back(h.index);
+  reading_[&lane] = Reading{h.op, h.index, false};
+  return Placement{static_cast<uint8_t*>(op->r->buf) + h.offset, false};
+}
+
+void MultipathConnection::ackOn(Lane* lane, const FrameHeader& data) {
+  FrameHeader a;
+  a.kind = FrameHeader::kAck;
+  a.op = data.op;
+  a.index = data.index;
+  a.tag = data.tag;
+  a.lane = data.lane;
+  bool alive = false;
+  for (auto& l : in_)
+    if (l.get() == lane) alive = true;
+  if (!alive) lane = in_.empty() ? nullptr : in_.front().get();
+  if (lane) lane->postControl(a);
+}
+
+void MultipathConnection::finishArrival(RecvOp& op, uint32_t index) {
+  std::erase(op.claimed, index);
+  op.re.arrive(index);
+}
+
+void MultipathConnection::chunkArrived(Lane& lane, const FrameHeader& h, bool placed) {
+  noteProgress();
+  auto rd = reading_.find(&lane);
+  bool early = placed && rd != reading_.end() && rd->second.early;
+  if (rd != reading_.end()) reading_.erase(rd);
+  if (!placed) {  // a duplicate: acknowledged again, since its first ack may have been lost with its lane
+    if (h.op < nextRecvOp_) ackOn(&lane, h);
+    return;
+  }
+  if (early) {
+    for (Early& e : early_[h.op])
+      if (e.h.index == h.index) e.complete = true;
+    FrameHeader held = h;
+    held.kind = FrameHeader::kHeld;
+    held.length = 0;
+    lane.postControl(held);
+    if (RecvOp* op = recvOp(h.op)) applyEarly(*op);
+    return;
+  }
+  RecvOp* op = recvOp(h.op);
+  if (!op) return;
+  finishArrival(*op, h.index);
+  ackOn(&lane, h);
+}
+
+void MultipathConnection::applyEarly(RecvOp& op) {
+  auto it = early_.find(op.op);
+  if (it == early_.end()) return;
+  auto& list = it->second;
+  for (auto e = list.begin(); e != list.end();) {
+    if (!e->complete) {
+      ++e;
+      continue;
+    }
+    Status s = startRecv(op, e->h);
+    if (!s.isOk()) return fail(std::move(s));
+    if (!op.re.seen(e->h.index)) {
+      if (e->h.length) std::memcpy(static_cast<uint8_t*>(op.r->buf) + e->h.offset, e->data.data(), e->data.size());
+      op.re.arrive(e->h.index);
+    }
+    ackOn(e->lane, e->h);
+    e = list.erase(e);
+  }
+  if (list.empty()) early_.erase(it);
+}
+
+void MultipathConnection::byeArrived(Lane& lane) {
+  (void)lane;  // the lane marked itself (Lane::bye); pollLanes lets it go after its poll returns
+}
+
+// ---- send side -----------------------------------------------------------------------------------------
+
+void MultipathConnection::ackArrived(Lane& lane, const FrameHeader& h) {
+  noteProgress();
+  if (h.kind == FrameHeader::kHeld) {  // the path works; the chunk stays unacknowledged
+    if (lane.slot >= 0 && lane.slot < static_cast<int>(stats_.size()))
+      stats_[static_cast<size_t>(lane.slot)].lastHeld = Clock::now();
+    return;
+  }
+  auto a = sched_.ack(lane.slot, ChunkRef{h.op, h.index});
+  if (!a.first) return;
+  SendOp* s = sendOp(h.op);
+  if (s) ++s->acked;
+  for (int other : a.others)
+    if (other >= 0 && other < static_cast<int>(out_.size()) && out_[static_cast<size_t>(other)])
+      out_[static_cast<size_t>(other)]->cancel(h.op, h.index);
+  ++chunksAcked_;
+  bytesAcked_ += a.bytes;
+  if (a.lane < 0 || a.lane >= static_cast<int>(stats_.size())) return;
+  SlotStats& st = stats_[static_cast<size_t>(a.lane)];
+  auto now = Clock::now();
+  // The chunk's whole latency, queueing included: a path behind a congested spine shows it here, even
+  // while its acks arrive back to back.
+  double service = secondsBetween(a.sent, now);
+  st.lastAck = now;
+  st.bytes += a.bytes;
+  st.roundBytes += a.bytes;
+  st.roundService.push_back(service);
+  st.latency.add(service);
+  ++roundAcks_;
+}
+
+bool MultipathConnection::anyHolds(uint64_t op) const {
+  for (const auto& l : out_)
+    if (l && l->holds(op)) return true;
+  return false;
+}
+
+Clock::duration MultipathConnection::dupAfter(int slot) const {
+  const PathView* v = ctl_.view(slot);
+  double s = v && v->samples > 0 ? v->service : 0.002;
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(2 * s));
+}
+
+void MultipathConnection::feed() {
+  auto now = Clock::now();
+  // Lanes take turns at the head of the queue, so that no slot number is favoured.
+  const int n = paths_.size();
+  feedStart_ = n > 0 ? (feedStart_ + 1) % n : 0;
+  for (int k = 0; k < n; ++k) {
+    int slot = (feedStart_ + k) % n;
+    Lane* l = out_[static_cast<size_t>(slot)].get();
+    PathState st = paths_.path(slot).state;
+    if (!l || (st != PathState::kActive && st != PathState::kSpare)) continue;
+    while (l->canPost()) {
+      auto c = sched_.pull(slot, now, dupAfter(slot));
+      if (!c) break;
+      SendOp* s = sendOp(c->op);
+      if (!s) continue;  // cannot happen: chunks leave the scheduler before their op
+      const ChunkSpan& span = s->chunks[c->index];
+      FrameHeader h;
+      h.kind = FrameHeader::kData;
+      h.tag = s->tag;
+      h.index = span.index;
+      h.chunks = static_cast<uint32_t>(s->chunks.size());
+      h.lane = static_cast<uint32_t>(slot);
+      h.op = s->op;
+      h.offset = span.offset;
+      h.length = span.length;
+      h.total = s->total;
+      l->postData(h, s->data + span.offset);
+      s->posted = true;
+    }
+  }
+}
+
+void MultipathConnection::completeOps() {
+  for (SendOp& s : sends_) {
+    if (s.reported) continue;
+    bool small = s.chunks.size() == 1;
+    bool done = s.acked == s.chunks.size() ? !anyHolds(s.op) : small && s.posted && !anyHolds(s.op);
+    if (!done) continue;
+    s.r->done = true;
+    s.r = nullptr;
+    s.reported = true;
+    --pendingRequests_;
+    noteProgress();
+  }
+  while (!sends_.empty() && sends_.front().reported && sends_.front().acked == sends_.front().chunks.size())
+    sends_.pop_front();
+  for (RecvOp& r : recvs_) {
+    if (r.reported || !r.started || !r.re.complete() || !r.claimed.empty()) continue;
+    r.r->done = true;
+    r.r = nullptr;
+    r.reported = true;
+    --pendingRequests_;
+    noteProgress();
+  }
+  while (!recvs_.empty() && recvs_.front().reported) recvs_.pop_front();
+}
+
+// ---- lanes ---------------------------------------------------------------------------------------------
+
+Status MultipathConnection::openSlot(bool active, int position) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    int slot = paths_.addPath(active);
+    paths_.path(slot).position = position;
+    out_.emplace_back();
+    stats_.emplace_back();
+    stats_.back().openedAt = Clock::now();
+    auto lane = factory_->open(paths_.path(slot).port);
+    if (!lane.isOk()) {
+      paths_.path(slot).state = PathState::kClosed;
+      return lane.takeStatus();
+    }
+    auto l = lane.take();
+    if (!l) {  // the port is taken on this host
+      paths_.markBusy(paths_.path(slot).port);
+      paths_.path(slot).state = PathState::kClosed;
+      continue;
+    }
+    l->slot = slot;
+    out_.back() = std::move(l);
+    return Status::ok();
+  }
+  return Status(Code::kSystemError, "multipath: no free source port toward " + peer_.describe());
+}
+
+Status MultipathConnection::openLanes() {
+  auto now = Clock::now();
+  if (now - lastOpenTry_ < kReopenBackoff) return Status::ok();
+  std::vector<bool> held(static_cast<size_t>(o_.paths), false);
+  int spares = 0;
+  for (int i = 0; i < paths_.size(); ++i) {
+    const Path& p = paths_.path(i);
+    if (p.state == PathState::kClosed || p.state == PathState::kQuarantined || p.state == PathState::kDraining)
+      continue;
+    if (p.position >= 0 && p.position < o_.paths) held[static_cast<size_t>(p.position)] = true;
+    if (p.position < 0) ++spares;
+  }
+  bool opened = false;
+  for (int pos = 0; pos < o_.paths; ++pos) {
+    if (held[static_cast<size_t>(pos)]) continue;
+    MYR_TRY(openSlot(true, pos));
+    opened = true;
+  }
+  for (; spares < paths_.wantSpares(); ++spares) {
+    MYR_TRY(openSlot(false, -1));
+    opened = true;
+  }
+  if (opened) lastOpenTry_ = now;
+  return Status::ok();
+}
+
+Status MultipathConnection::adoptIncoming() {
+  while (true) {
+    MYR_ASSIGN_OR_RETURN(auto lane, factory_->accept());
+    if (!lane) return Status::ok();
+    in_.push_back(std::move(lane));
+    noteProgress();
+  }
+}
+
+int MultipathConnection::readySpare() const {
+  for (int i = 0; i < paths_.size(); ++i)
+    if (paths_.path(i).state == PathState::kSpare) return i;
+  return -1;
+}
+
+void MultipathConnection::promoteReady() {
+  auto now = Clock::now();
+  for (int slot = 0; slot < paths_.size(); ++slot) {
+    Path& p = paths_.path(slot);
+    Lane* l = out_[static_cast<size_t>(slot)].get();
+    if (p.state != PathState::kOpening || !l) continue;
+    if (!l->ready()) {
+      if (secondsBetween(stats_[static_cast<size_t>(slot)].openedAt, now) > kOpenTimeoutSec) {
+        MYR_LOG(kInfo, kNet, o_.rank,
+                "multipath: path from port " + std::to_string(p.port) + " to " + peer_.describe() +
+                    " did not open within 1 s; another port");
+        paths_.tabu(p.port);
+        p.state = PathState::kClosed;
+        out_[static_cast<size_t>(slot)].reset();
+      }
+      continue;
+    }
+    everReady_ = true;
+    refusedInRow_ = 0;
+    p.state = p.position >= 0 ? PathState::kActive : PathState::kSpare;
+    sched_.addLane(slot, p.state == PathState::kSpare);
+    MYR_LOG(kInfo, kNet, o_.rank,
+            std::string("multipath: ") + pathStateName(p.state) + " path " + std::to_string(slot) + " to " +
+                peer_.describe() + " from port " + std::to_string(p.port));
+  }
+}
+
+Status MultipathConnection::quarantine(int slot, const Status& why) {
+  Path& p = paths_.path(slot);
+  bool gone = factory_->peerGone(why);
+  MYR_LOG(kInfo, kNet, o_.rank,
+          "multipath: path " + std::to_string(slot) + " (port " + std::to_string(p.port) + ") to " + peer_.describe() +
+              " quarantined: " + why.message());
+  bool wasActive = p.state == PathState::kActive;
+  int position = p.position;
+  p.state = PathState::kQuarantined;
+  p.position = -1;
+  paths_.tabu(p.port);
+  sched_.removeLane(slot);
+  ctl_.forget(slot);
+  out_[static_cast<size_t>(slot)].reset();
+  ++quarantines_;
+  // One refusal may be a port clash on this host; a peer that is gone refuses every port.
+  refusedInRow_ = gone ? refusedInRow_ + 1 : 0;
+  if (gone && refusedInRow_ >= 3) {
+    bool anyLive = false;
+    for (int i = 0; i < paths_.size(); ++i)
+      anyLive = anyLive || (out_[static_cast<size_t>(i)] && paths_.path(i).state != PathState::kOpening);
+    if (!anyLive) return Status(Code::kRemoteError, why.message() + " (no path to " + peer_.describe() + " is left)");
+  }
+  if (wasActive && position >= 0) {
+    int spare = readySpare();
+    if (spare >= 0) {
+      paths_.path(spare).state = PathState::kActive;
+      paths_.path(spare).position = position;
+      paths_.path(spare).repaths = p.repaths + 1;
+      sched_.setScout(spare, false);
+    }
+  }
+  return Status::ok();
+}
+
+void MultipathConnection::repath(int slot) {
+  int spare = readySpare();
+  Path& p = paths_.path(slot);
+  if (spare < 0 || p.state != PathState::kActive) return;
+  Path& s = paths_.path(spare);
+  MYR_LOG(kInfo, kNet, o_.rank,
+          "multipath: re-path toward " + peer_.describe() + ": port " + std::to_string(p.port) + " -> " +
+              std::to_string(s.port) + " (path " + std::to_string(slot) + " slow " + "for 3 rounds)");
+  s.state = PathState::kActive;
+  s.position = p.position;
+  s.repaths = p.repaths + 1;
+  sched_.setScout(spare, false);
+  p.state = PathState::kDraining;
+  p.position = -1;
+  paths_.tabu(p.port);
+  sched_.closeLane(slot);
+  ctl_.forget(slot);
+  ++repaths_;
+}
+
+void MultipathConnection::closeDrained() {
+  for (int slot = 0; slot < paths_.size(); ++slot) {
+    Path& p = paths_.path(slot);
+    auto& l = out_[static_cast<size_t>(slot)];
+    if (p.state != PathState::kDraining || !l || sched_.laneChunks(slot) > 0 || !l->flushed()) continue;
+    FrameHeader bye;
+    bye.kind = FrameHeader::kBye;
+    l->postControl(bye);
+    p.state = PathState::kClosed;
+    sched_.removeLane(slot);
+  }
+  // Closed lanes whose bye has left are let go.
+  for (int slot = 0; slot < paths_.size(); ++slot) {
+    auto& l = out_[static_cast<size_t>(slot)];
+    if (l && paths_.path(slot).state == PathState::kClosed && l->flushed()) l.reset();
+  }
+}
+
+Status MultipathConnection::pollLanes() {
+  for (int slot = 0; slot < paths_.size(); ++slot) {
+    auto& l = out_[static_cast<size_t>(slot)];
+    if (!l) continue;
+    Status s = l->poll(*this);
+    if (s.isOk()) continue;
+    if (paths_.path(slot).state == PathState::kClosed) {
+      l.reset();
+      continue;
+    }
+    MYR_TRY(quarantine(slot, s));
+  }
+  for (auto& l : in_) {
+    Status s = l->poll(*this);
+    if (s.isOk() && l->bye) {
+      l.reset();
+      continue;
+    }
+    if (s.isOk()) continue;
+    MYR_LOG(kInfo, kNet, o_.rank, "multipath: incoming path from " + peer_.describe() + " lost: " + s.message());
+    auto rd = reading_.find(l.get());
+    if (rd != reading_.end()) {  // the chunk it was reading will come again on another lane
+      if (rd->second.early) {
+        std::erase_if(early_[rd->second.op], [&](const Early& e) { return e.h.index == rd->second.index; });
+      } else if (RecvOp* op = recvOp(rd->second.op)) {
+        std::erase(op->claimed, rd->second.index);
+      }
+      reading_.erase(rd);
+    }
+    for (auto& [op, list] : early_)
+      for (Early& e : list)
+        if (e.lane == l.get()) e.lane = nullptr;
+    l.reset();
+    incomingLost_ = Clock::now();
+  }
+  std::erase(in_, nullptr);
+  return fatal_;
+}
+
+void MultipathConnection::checkStalls() {
+  if (!o_.adaptive) return;
+  auto now = Clock::now();
+  for (int slot = 0; slot < paths_.size(); ++slot) {
+    PathState st = paths_.path(slot).state;
+    if (st != PathState::kActive && st != PathState::kSpare && st != PathState::kDraining) continue;
+    auto oldest = sched_.oldestOn(slot);
+    if (!oldest) continue;
+    // The service clock of a lane starts at its last ack, not when its queue filled.
+    const SlotStats& ss = stats_[static_cast<size_t>(slot)];
+    auto since = std::max({*oldest, ss.lastAck, ss.lastHeld});
+    bool siblingsMove = false;  // a peer that is merely slow to post its receives stalls every lane alike
+    for (int other = 0; other < paths_.size(); ++other)
+      siblingsMove = siblingsMove || (other != slot && stats_[static_cast<size_t>(other)].lastAck > since);
+    double age = secondsBetween(since, now);
+    // Alone, a lane is given longer: every path may be dead, or the whole peer slow.
+    if (siblingsMove ? !ctl_.stalled(slot, age) : age < kLoneStallSec) continue;
+    Status s = quarantine(slot, Status(Code::kRemoteError, "no acknowledgement for " + std::to_string(age) + " s" +
+                                                               (siblingsMove ? " while its siblings move" : "")));
+    if (!s.isOk()) fail(std::move(s));
+  }
+}
+
+void MultipathConnection::maybeRound() {
+  int actives = paths_.count(PathState::kActive);
+  if (actives == 0 || roundAcks_ < kRoundAcksPerPath * actives) return;
+  auto now = Clock::now();
+  double secs = secondsBetween(roundStart_, now);
+  roundStart_ = now;
+  roundAcks_ = 0;
+  std::vector<PathRound> rounds;
+  for (int slot = 0; slot < paths_.size(); ++slot) {
+    PathState st = paths_.path(slot).state;
+    SlotStats& s = stats_[static_cast<size_t>(slot)];
+    if (st == PathState::kActive || st == PathState::kSpare) {
+      PathRound r;
+      r.slot = slot;
+      r.active = st == PathState::kActive;
+      r.bytes = s.roundBytes;
+      r.serviceSec = std::move(s.roundService);
+      rounds.push_back(std::move(r));
+    }
+    s.roundBytes = 0;
+    s.roundService.clear();
+  }
+  if (o_.adaptive) {
+    int slot = ctl_.round(rounds, secs);
+    if (slot >= 0) repath(slot);
+  } else {
+    (void)ctl_.round(rounds, secs);  // measurements only: telemetry
+  }
+  publishTelemetry(telemetry());
+  if (logEnabled(LogLevel::kTrace, Subsys::kNet)) MYR_LOG(kTrace, kNet, o_.rank, formatTelemetry({telemetry()}));
+}
+
+PeerTelemetry MultipathConnection::telemetry() const {
+  PeerTelemetry t;
+  t.comm = o_.commTag;
+  t.rank = o_.rank;
+  t.peer = peer_.rank;
+  t.bytes = bytesAcked_;
+  t.chunks = chunksAcked_;
+  t.duplicates = sched_.duplicates();
+  t.quarantines = quarantines_;
+  t.repaths = repaths_;
+  t.rounds = ctl_.rounds();
+  t.throughput = ctl_.peerThroughput();
+  t.adaptive = o_.adaptive;
+  for (int slot = 0; slot < paths_.size(); ++slot) {
+    const Path& p = paths_.path(slot);
+    const SlotStats& s = stats_[static_cast<size_t>(slot)];
+    if (p.state == PathState::kClosed && s.bytes == 0) continue;
+    PathTelemetry pt;
+    pt.slot = slot;
+    pt.position = p.position;
+    pt.port = p.port;
+    pt.state = pathStateName(p.state);
+    pt.bytes = s.bytes;
+    const PathView* v = ctl_.view(slot);
+    pt.throughput = v ? v->throughput : 0;
+    pt.p50Ms = s.latency.quantile(0.5) * 1e3;
+    pt.p99Ms = s.latency.quantile(0.99) * 1e3;
+    pt.repaths = p.repaths;
+    t.paths.push_back(pt);
+  }
+  return t;
+}
+
+// ---- the loop ------------------------------------------------------------------------------------------
+
+Status MultipathConnection::poll() {
+  MYR_TRY(fatal_);
+  MYR_TRY(adoptIncoming());
+  MYR_TRY(openLanes());
+  promoteReady();
+  feed();
+  MYR_TRY(pollLanes());
+  promoteReady();
+  feed();
+  checkStalls();
+  maybeRound();
+  closeDrained();
+  completeOps();
+  // Acks queued by this poll leave now: the peer's send may wait on them after our receive is done.
+  for (auto& l : in_)
+    if (!l->bye) l->poll(*this).ignore();  // a failure shows again, and is handled, on the next poll
+  return fatal_;
+}
+
+Status MultipathConnection::checkAlive() {
+  MYR_TRY(fatal_);
+  bool waitingForData = false;
+  for (const RecvOp& r : recvs_) waitingForData = waitingForData || !r.reported;
+  if (waitingForData && in_.empty() && incomingLost_ != Clock::time_point{} &&
+      secondsBetween(incomingLost_, Clock::now()) > kIncomingLostSec)
+    return Status(Code::kRemoteError, "tcp: connection to " + peer_.describe() +
+                                          ": every path was closed by the peer (did it exit or fail?)");
+  return Status::ok();
+}
+
+void MultipathConnection::drain(Clock::time_point deadline) {
+  while (Clock::now() < deadline && fatal_.isOk()) {
+    bool pending = !sched_.idle();
+    for (const auto& l : out_)
+      if (l && !l->flushed()) pending = true;
+    for (const auto& l : in_)
+      if (!l->flushed()) pending = true;
+    if (!pending) return;
+    if (!poll().isOk()) return;
+  }
+}
+
+}  // namespace myriad::mp

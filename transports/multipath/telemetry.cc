@@ -1,0 +1,80 @@
+// Telemetry registry and formatting (see telemetry.h).
+#include "transports/multipath/telemetry.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+
+namespace myriad::mp {
+namespace {
+std::mutex& mu() {
+  static std::mutex m;
+  return m;
+}
+std::vector<PeerTelemetry>& registry() {
+  static std::vector<PeerTelemetry> r;
+  return r;
+}
+}  // namespace
+
+void LatencyWindow::add(double sec) {
+  if (v_.size() < kKeep) {
+    v_.push_back(sec);
+    return;
+  }
+  v_[next_] = sec;
+  next_ = (next_ + 1) % kKeep;
+}
+
+double LatencyWindow::quantile(double q) const {
+  if (v_.empty()) return 0;
+  std::vector<double> s = v_;
+  size_t k = std::min(s.size() - 1, static_cast<size_t>(q * static_cast<double>(s.size())));
+  std::nth_element(s.begin(), s.begin() + static_cast<long>(k), s.end());
+  return s[k];
+}
+
+void publishTelemetry(const PeerTelemetry& t) {
+  std::lock_guard<std::mutex> lock(mu());
+  for (auto& e : registry())
+    if (e.comm == t.comm && e.rank == t.rank && e.peer == t.peer) return void(e = t);
+  registry().push_back(t);
+}
+
+void forgetTelemetry(const std::string& comm, int peer) {
+  std::lock_guard<std::mutex> lock(mu());
+  std::erase_if(registry(), [&](const PeerTelemetry& e) { return e.comm == comm && e.peer == peer; });
+}
+
+std::vector<PeerTelemetry> telemetrySnapshot(const std::string& comm) {
+  std::lock_guard<std::mutex> lock(mu());
+  std::vector<PeerTelemetry> out;
+  for (const auto& e : registry())
+    if (comm.empty() || e.comm == comm) out.push_back(e);
+  return out;
+}
+
+std::string formatTelemetry(const std::vector<PeerTelemetry>& peers) {
+  std::string out;
+  char line[256];
+  for (const auto& p : peers) {
+    std::snprintf(line, sizeof(line),
+                  "# paths rank %d -> peer %d (%s): %.1f MB, %.1f MB/s, %llu chunks, %llu duplicates, %llu "
+                  "re-paths, %llu quarantined, %d rounds\n",
+                  p.rank, p.peer, p.adaptive ? "adaptive" : "static", static_cast<double>(p.bytes) / 1e6,
+                  p.throughput / 1e6, static_cast<unsigned long long>(p.chunks),
+                  static_cast<unsigned long long>(p.duplicates), static_cast<unsigned long long>(p.repaths),
+                  static_cast<unsigned long long>(p.quarantines), p.rounds);
+    out += line;
+    out += "#   slot pos  port  state        MB      MB/s   p50 ms   p99 ms  re-paths\n";
+    for (const auto& t : p.paths) {
+      std::snprintf(line, sizeof(line), "#   %4d %3d %5u  %-11s %7.1f %8.1f %8.2f %8.2f %9u\n", t.slot, t.position,
+                    t.port, t.state.c_str(), static_cast<double>(t.bytes) / 1e6, t.throughput / 1e6, t.p50Ms, t.p99Ms,
+                    t.repaths);
+      out += line;
+    }
+  }
+  return out;
+}
+
+}  // namespace myriad::mp

@@ -1,0 +1,52 @@
+// Telemetry of path sets: per path (port, state, bytes, throughput, service time p50/p99, re-paths) and per
+// peer, published by each connection after every control round into a process-wide registry that a debug call
+// reads (myrDebugNetPaths) and NET logs print. Invariant: the registry holds copies, taken under its lock, so
+// a reader never touches a connection's live state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace myriad::mp {
+
+struct PathTelemetry {
+  int slot = 0;
+  int position = -1;
+  uint16_t port = 0;
+  std::string state;
+  uint64_t bytes = 0;     // acknowledged payload bytes it carried
+  double throughput = 0;  // bytes/s, EWMA
+  double p50Ms = 0, p99Ms = 0;
+  uint32_t repaths = 0;
+};
+
+struct PeerTelemetry {
+  std::string comm;  // the communicator's tag
+  int rank = 0, peer = 0;
+  uint64_t bytes = 0, chunks = 0, duplicates = 0, quarantines = 0, repaths = 0;
+  int rounds = 0;
+  double throughput = 0;
+  bool adaptive = true;
+  std::vector<PathTelemetry> paths;
+};
+
+// Keeps the last `keep` samples for quantiles.
+class LatencyWindow {
+ public:
+  void add(double sec);
+  double quantile(double q) const;
+
+ private:
+  std::vector<double> v_;
+  size_t next_ = 0;
+  static constexpr size_t kKeep = 512;
+};
+
+void publishTelemetry(const PeerTelemetry& t);
+void forgetTelemetry(const std::string& comm, int peer);
+std::vector<PeerTelemetry> telemetrySnapshot(const std::string& comm);
+// A table, one line per path, grouped by peer.
+std::string formatTelemetry(const std::vector<PeerTelemetry>& peers);
+
+}  // namespace myriad::mp

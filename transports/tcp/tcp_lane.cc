@@ -1,0 +1,201 @@
+// tcp lanes (see tcp_lane.h): non-blocking connect from a bound port, frame writer and reader.
+#include "transports/tcp/tcp_lane.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cstring>
+
+#include "transports/tcp/tcp_transport.h"
+
+namespace myriad {
+namespace {
+constexpr size_t kReadBudget = size_t{4} << 20;  // per poll, so one lane does not starve the others
+bool wouldBlock(int err) {
+  return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
+}  // namespace
+
+TcpLane::TcpLane(int fd, uint16_t port, bool connecting, std::vector<uint8_t> hello, std::string peer, Status pending)
+    : fd_(fd),
+      port_(port),
+      connecting_(connecting),
+      hello_(std::move(hello)),
+      peer_(std::move(peer)),
+      pending_(std::move(pending)) {}
+
+Status TcpLane::ioError(const char* what, int err) const {
+  if (err == 0)
+    return Status(Code::kRemoteError, std::string("tcp: ") + what + " " + peer_ + " (path from port " +
+                                          std::to_string(port_) + "): connection closed by the peer");
+  return systemError(std::string("tcp: ") + what + " " + peer_ + " (path from port " + std::to_string(port_) + ")",
+                     err);
+}
+
+void TcpLane::postData(const mp::FrameHeader& h, const void* payload) {
+  out_.push_back(Out{h, static_cast<const uint8_t*>(payload), 0});
+  ++dataQueued_;
+}
+
+void TcpLane::postControl(const mp::FrameHeader& h) {
+  out_.push_back(Out{h, nullptr, 0});
+}
+
+bool TcpLane::cancel(uint64_t op, uint32_t index) {
+  for (auto it = out_.begin(); it != out_.end(); ++it) {
+    if (it->done > 0 || it->h.kind != mp::FrameHeader::kData || it->h.op != op || it->h.index != index) continue;
+    out_.erase(it);
+    --dataQueued_;
+    return true;
+  }
+  return false;
+}
+
+bool TcpLane::holds(uint64_t op) const {
+  for (const Out& o : out_)
+    if (o.h.kind == mp::FrameHeader::kData && o.h.op == op) return true;
+  return false;
+}
+
+Status TcpLane::finishConnect() {
+  pollfd p{fd_.get(), POLLOUT, 0};
+  int n = ::poll(&p, 1, 0);
+  if (n == 0) return Status::ok();
+  if (n < 0) return wouldBlock(errno) ? Status::ok() : systemError("tcp: poll", errno);
+  int err = 0;
+  socklen_t len = sizeof(err);
+  getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+  if (err != 0) return ioError("connect to", err);
+  connecting_ = false;
+  return Status::ok();
+}
+
+Status TcpLane::write() {
+  while (helloDone_ < hello_.size()) {
+    ssize_t k = send(fd_.get(), hello_.data() + helloDone_, hello_.size() - helloDone_, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (k < 0) return wouldBlock(errno) ? Status::ok() : ioError("hello to", errno);
+    helloDone_ += static_cast<size_t>(k);
+  }
+  while (!out_.empty()) {
+    Out& o = out_.front();
+    const size_t hb = sizeof(mp::FrameHeader);
+    const size_t pb = o.h.kind == mp::FrameHeader::kData ? static_cast<size_t>(o.h.length) : 0;
+    iovec iov[2];
+    int n = 0;
+    if (o.done < hb) {
+      iov[n++] = {reinterpret_cast<uint8_t*>(&o.h) + o.done, hb - o.done};
+      if (pb) iov[n++] = {const_cast<uint8_t*>(o.payload), pb};
+    } else {
+      iov[n++] = {const_cast<uint8_t*>(o.payload) + (o.done - hb), pb - (o.done - hb)};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(n);
+    ssize_t k = sendmsg(fd_.get(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (k < 0) return wouldBlock(errno) ? Status::ok() : ioError("send to", errno);
+    o.done += static_cast<size_t>(k);
+    if (o.done < hb + pb) return Status::ok();
+    if (o.h.kind == mp::FrameHeader::kData) --dataQueued_;
+    out_.pop_front();
+  }
+  return Status::ok();
+}
+
+Status TcpLane::read(mp::LaneEvents& ev) {
+  size_t budget = kReadBudget;
+  while (budget > 0 && !bye) {
+    if (!inPayload_) {
+      ssize_t k = recv(fd_.get(), reinterpret_cast<uint8_t*>(&in_) + inGot_, sizeof(in_) - inGot_, MSG_DONTWAIT);
+      if (k == 0) return ioError("recv from", 0);
+      if (k < 0) return wouldBlock(errno) ? Status::ok() : ioError("recv from", errno);
+      inGot_ += static_cast<size_t>(k);
+      if (inGot_ < sizeof(in_)) continue;
+      inGot_ = 0;
+      if (in_.magic != mp::FrameHeader::kMagic) return Status(Code::kRemoteError, "tcp: malformed frame from " + peer_);
+      if (in_.kind == mp::FrameHeader::kAck || in_.kind == mp::FrameHeader::kHeld) {
+        ev.ackArrived(*this, in_);
+        continue;
+      }
+      if (in_.kind == mp::FrameHeader::kBye) {
+        bye = true;
+        ev.byeArrived(*this);
+        return Status::ok();
+      }
+      if (in_.kind != mp::FrameHeader::kData) return Status(Code::kRemoteError, "tcp: malformed frame from " + peer_);
+      place_ = ev.placeChunk(*this, in_);
+      payloadGot_ = 0;
+      if (in_.length == 0) {
+        ev.chunkArrived(*this, in_, !place_.discard);
+        continue;
+      }
+      inPayload_ = true;
+    }
+    uint64_t left = in_.length - payloadGot_;
+    uint8_t* dst;
+    size_t want;
+    if (place_.discard) {
+      if (scratch_.empty()) scratch_.resize(64 << 10);
+      dst = scratch_.data();
+      want = static_cast<size_t>(std::min<uint64_t>(left, scratch_.size()));
+    } else {
+      dst = place_.dst + payloadGot_;
+      want = static_cast<size_t>(std::min<uint64_t>(left, budget));
+    }
+    ssize_t k = recv(fd_.get(), dst, want, MSG_DONTWAIT);
+    if (k == 0) return ioError("recv from", 0);
+    if (k < 0) return wouldBlock(errno) ? Status::ok() : ioError("recv from", errno);
+    payloadGot_ += static_cast<uint64_t>(k);
+    budget -= std::min(budget, static_cast<size_t>(k));
+    if (payloadGot_ < in_.length) continue;
+    inPayload_ = false;
+    ev.chunkArrived(*this, in_, !place_.discard);
+  }
+  return Status::ok();
+}
+
+Status TcpLane::poll(mp::LaneEvents& ev) {
+  if (!pending_.isOk()) return pending_;
+  if (connecting_) {
+    MYR_TRY(finishConnect());
+    if (connecting_) return Status::ok();
+  }
+  MYR_TRY(write());
+  MYR_TRY(read(ev));
+  return write();
+}
+
+Result<std::unique_ptr<mp::Lane>> TcpLaneFactory::open(uint16_t port) {
+  SockAddr local = transport_->selfAddress();
+  local.setPort(port);
+  Fd fd(socket(peer_.tcpAddr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) return systemError("tcp: socket", errno);
+  int one = 1;
+  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(fd.get(), reinterpret_cast<const sockaddr*>(&local.ss), local.len) != 0) {
+    if (errno == EADDRINUSE || errno == EACCES) return std::unique_ptr<mp::Lane>();
+    return systemError("tcp: bind to " + local.toString(), errno);
+  }
+  MYR_TRY(transport_->tuneSocket(fd.get()));
+  Status pending;
+  if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&peer_.tcpAddr.ss), peer_.tcpAddr.len) != 0 &&
+      errno != EINPROGRESS)
+    pending = systemError("tcp: connect to " + peer_.describe() + " at " + peer_.tcpAddr.toString(), errno);
+  return std::unique_ptr<mp::Lane>(
+      new TcpLane(fd.release(), port, true, transport_->laneHello(peer_.rank), peer_.describe(), std::move(pending)));
+}
+
+Result<std::unique_ptr<mp::Lane>> TcpLaneFactory::accept() {
+  MYR_ASSIGN_OR_RETURN(int fd, transport_->takeLane(peer_.rank));
+  if (fd < 0) return std::unique_ptr<mp::Lane>();
+  SockAddr from;
+  from.len = sizeof(from.ss);
+  getpeername(fd, reinterpret_cast<sockaddr*>(&from.ss), &from.len);
+  return std::unique_ptr<mp::Lane>(new TcpLane(fd, from.port(), false, {}, peer_.describe(), Status::ok()));
+}
+
+bool TcpLaneFactory::peerGone(const Status& laneError) const {
+  return laneError.message().find("refused") != std::string::npos;
+}
+
+}  // namespace myriad

@@ -1,0 +1,74 @@
+// tcp lanes of a path set: each is a non-blocking socket; an outgoing one is bound to the path's chosen
+// source port (so ECMP hashes it to a spine of our choosing) and opens with a lane hello, an incoming one
+// was accepted by the transport. Frames are mp::FrameHeader then the payload, written with sendmsg from the
+// sender's memory and read straight into the receiver's.
+#pragma once
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "core/peer_info.h"
+#include "core/socket.h"
+#include "transports/multipath/lane.h"
+
+namespace myriad {
+
+class TcpTransport;
+
+class TcpLane final : public mp::Lane {
+ public:
+  // fd: connecting (outgoing, `hello` written first once connected) or accepted (incoming, empty hello).
+  // A non-ok `pending` is reported by the first poll (a connect that failed at once).
+  TcpLane(int fd, uint16_t port, bool connecting, std::vector<uint8_t> hello, std::string peer, Status pending);
+  uint16_t port() const override { return port_; }
+  bool ready() const override { return !connecting_ && helloDone_ == hello_.size(); }
+  bool canPost() const override { return ready() && dataQueued_ < 2; }
+  void postData(const mp::FrameHeader& h, const void* payload) override;
+  void postControl(const mp::FrameHeader& h) override;
+  bool cancel(uint64_t op, uint32_t index) override;
+  bool holds(uint64_t op) const override;
+  bool flushed() const override { return out_.empty() && helloDone_ == hello_.size(); }
+  Status poll(mp::LaneEvents& events) override;
+
+ private:
+  struct Out {
+    mp::FrameHeader h;
+    const uint8_t* payload;
+    size_t done;  // bytes of header + payload written
+  };
+  Status finishConnect();
+  Status write();
+  Status read(mp::LaneEvents& events);
+  Status ioError(const char* what, int err) const;
+
+  Fd fd_;
+  uint16_t port_;
+  bool connecting_;
+  std::vector<uint8_t> hello_;
+  size_t helloDone_ = 0;
+  std::deque<Out> out_;
+  int dataQueued_ = 0;
+  std::string peer_;
+  Status pending_;
+  mp::FrameHeader in_{};
+  size_t inGot_ = 0;
+  bool inPayload_ = false;
+  mp::Placement place_;
+  uint64_t payloadGot_ = 0;
+  std::vector<uint8_t> scratch_;
+};
+
+class TcpLaneFactory final : public mp::LaneFactory {
+ public:
+  TcpLaneFactory(TcpTransport* transport, const PeerInfo& peer) : transport_(transport), peer_(peer) {}
+  Result<std::unique_ptr<mp::Lane>> open(uint16_t port) override;
+  Result<std::unique_ptr<mp::Lane>> accept() override;
+  bool peerGone(const Status& laneError) const override;
+
+ private:
+  TcpTransport* transport_;
+  PeerInfo peer_;
+};
+
+}  // namespace myriad
