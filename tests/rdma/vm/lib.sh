@@ -15,7 +15,7 @@ vm_kernel_package() {
   apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'
 }
 
-# Downloads and unpacks the kernel into $vm_cache/kernel-<version>/: root/ (the package's files, modules
+# Downloads and unpacks the kernel into $vm_cache/kernel-<version>/: unpacked/ (the package's files, modules
 # indexed by depmod), vmlinux (the bzImage's xz payload as an ELF, which qemu boots through PVH without
 # decompressing under emulation) and kver. Sets vm_kdir.
 vm_kernel() {
@@ -23,16 +23,16 @@ vm_kernel() {
   pkg=$(vm_kernel_package)
   [ -n "$pkg" ] || vm_die "apt-cache knows no linux-image-amd64 dependency (is this Debian with apt lists?)"
   vm_kdir=$vm_cache/${pkg#linux-image-}
-  [ -f "$vm_kdir/ready" ] && return 0
+  [ -f "$vm_kdir/ready" ] && [ -d "$vm_kdir/unpacked" ] && return 0
   echo "rdma-vm: fetching $pkg" >&2
   rm -rf "$vm_kdir" && mkdir -p "$vm_kdir"
   (cd "$vm_kdir" && apt-get download "$pkg" >download.log 2>&1) || { cat "$vm_kdir/download.log" >&2; vm_die "apt-get download $pkg failed"; }
-  dpkg-deb -x "$vm_kdir"/*.deb "$vm_kdir/root" || vm_die "dpkg-deb -x failed"
+  dpkg-deb -x "$vm_kdir"/*.deb "$vm_kdir/unpacked" || vm_die "dpkg-deb -x failed"
   rm -f "$vm_kdir"/*.deb
   local kver
-  kver=$(ls "$vm_kdir/root/lib/modules" | head -1)
-  depmod -b "$vm_kdir/root" "$kver" || vm_die "depmod failed"
-  local bz=$vm_kdir/root/boot/vmlinuz-$kver off
+  kver=$(ls "$vm_kdir/unpacked/lib/modules" | head -1)
+  depmod -b "$vm_kdir/unpacked" "$kver" || vm_die "depmod failed"
+  local bz=$vm_kdir/unpacked/boot/vmlinuz-$kver off
   # The payload starts at the first xz stream header (FD '7zXZ' 00) inside the bzImage.
   off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$bz" | head -1 | cut -d: -f1)
   [ -n "$off" ] || vm_die "no xz payload in $bz (CONFIG_KERNEL_XZ expected)"
@@ -58,7 +58,7 @@ vm_initramfs() {
   for l in bin sbin lib lib64; do ln -s "usr/$l" "$dir/$l"; done
   local m
   for m in virtio_pci 9pnet_virtio 9p overlay; do
-    modprobe -d "$vm_kdir/root" -S "$kver" --show-depends "$m" || vm_die "modprobe --show-depends $m failed"
+    modprobe -d "$vm_kdir/unpacked" -S "$kver" --show-depends "$m" || vm_die "modprobe --show-depends $m failed"
   done | awk '$1 == "insmod" && !seen[$2]++ {print $2}' >"$dir/.mods/order.full"
   : >"$dir/.mods/order"
   while read -r m; do
@@ -76,7 +76,7 @@ vm_boot() {
   local timeout=$1 accel
   accel=${RDMA_VM_ACCEL:-tcg}  # tcg: the tests' timeouts are sized for emulation
   local share=() spec tag path ro
-  for spec in usr=/usr=ro etc=/etc=ro mods="$vm_kdir/root/lib/modules"=ro src="$vm_src"=ro work="$vm_work"=rw; do
+  for spec in usr=/usr=ro etc=/etc=ro mods="$vm_kdir/unpacked/lib/modules"=ro src="$vm_src"=ro work="$vm_work"=rw; do
     IFS== read -r tag path ro <<<"$spec"
     [ -n "$path" ] || continue
     share+=(-fsdev "local,id=$tag,path=$path,security_model=none$([ "$ro" = ro ] && echo ,readonly=on)"
