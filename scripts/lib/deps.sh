@@ -41,6 +41,7 @@ myriad_install_apt() {
 myriad_build() {
   local dir=$1
   shift
+  mkdir -p "$dir"
   cmake -S "$MYRIAD_ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; return 1; }
   grep -A10 "Myriad .* configuration" "$dir/configure.log" | sed 's/^-- //'
   cmake --build "$dir" -j "${MYRIAD_JOBS:-2}"
