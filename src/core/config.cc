@@ -63,10 +63,9 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_TOPO_FILE", "string", "",
      "NCCL topology XML or hwloc XML file describing this machine, used instead of detection (what it leaves "
      "out, such as NIC speeds or NVLinks, is still detected); see docs/topology.md."},
-    {"MYRIAD_NET_PATHS", "int", "1",
+    {"MYRIAD_NET_PATHS", "int", "4",
      "Paths per tcp peer: flows with distinct, chosen source ports (distinct ECMP hashes) that messages are "
-     "spread over; 1: one plain connection per peer, no chunking. 4 is the intended default once every tier "
-     "passes with it (see docs/design/multipath.md)."},
+     "spread over (docs/design/multipath.md); 1: one plain connection per peer, no chunking."},
     {"MYRIAD_NET_ADAPTIVE", "bool", "1",
      "1: paths pull chunks as they have room, slow paths are re-pathed (new source port) and stuck chunks "
      "re-sent; 0: a static even split over the paths (like NCCL's), for comparison."},

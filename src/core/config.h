@@ -59,7 +59,7 @@ struct Config {
   // Topology
   std::string topoFile;
   // Multipath (transports/multipath)
-  int netPaths = 1;
+  int netPaths = 4;
   bool netAdaptive = true;
   size_t netSplitBytes = 512 << 10;
   size_t netChunkBytes = 64 << 10;

@@ -238,6 +238,36 @@ TEST(MultipathControl, HoldDownDelaysTheNextRepath) {
   EXPECT_GT(waited, p.holdDownRounds);
 }
 
+TEST(MultipathControl, RepathsThatDoNotHelpBackOff) {
+  ControlParams p = certain();
+  ControlLoop c(p, 1);
+  std::vector<double> s = {0.002, 0.002, 0.002, 0.008};  // slot 3 stays slow whatever port it gets
+  std::vector<int> gaps;
+  int since = 0;
+  for (int round = 0; round < 400 && gaps.size() < 4; ++round) {
+    ++since;
+    if (runRound(c, s) != 3) continue;
+    c.forget(3);
+    gaps.push_back(since);
+    since = 0;
+  }
+  ASSERT_EQ(gaps.size(), 4u);
+  for (size_t i = 2; i < gaps.size(); ++i) EXPECT_GE(gaps[i], 2 * gaps[i - 1] - p.badRounds) << "gap " << i;
+  EXPECT_EQ(c.holdDownNow(), p.holdDownRounds << 3);
+}
+
+TEST(MultipathControl, RepathThatHelpsKeepsTheShortHoldDown) {
+  ControlLoop c(certain(), 1);
+  std::vector<double> s = {0.002, 0.002, 0.002, 0.008};
+  int got = -1;
+  for (int i = 0; i < 10 && got < 0; ++i) got = runRound(c, s);
+  ASSERT_EQ(got, 3);
+  c.forget(3);
+  s[3] = 0.002;  // the new port is on a free spine
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(runRound(c, s), -1);
+  EXPECT_EQ(c.holdDownNow(), certain().holdDownRounds);
+}
+
 TEST(MultipathControl, CoinFlipStillRepathsSoon) {
   ControlLoop c(ControlParams{}, 12345);
   int got = -1, rounds = 0;

@@ -76,9 +76,14 @@ int ControlLoop::round(const std::vector<PathRound>& paths, double seconds) {
     --holdDown_;
     return -1;
   }
+  if (beforeRepath_ >= 0) {  // the last re-path's hold-down is over: did it help?
+    backoff_ = peer_ >= p_.gainFactor * beforeRepath_ ? 0 : std::min(backoff_ + 1, p_.maxBackoff);
+    beforeRepath_ = -1;
+  }
   if (worst < 0) return -1;
   if (std::bernoulli_distribution(p_.repathProbability)(rng_) == false) return -1;
-  holdDown_ = p_.holdDownRounds;
+  holdDown_ = p_.holdDownRounds << backoff_;
+  beforeRepath_ = peer_;
   views_[worst].bad = 0;
   return worst;
 }

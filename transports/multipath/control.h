@@ -4,6 +4,9 @@
 // median of the other active paths (or of a spare scout that shows a faster path exists), or its throughput
 // is well under its share while the peer runs below the best rate it has shown; never on absolute congestion.
 // Bad for 3 rounds in a row -> re-path: at most one path per round, with probability 1/2, then a hold-down.
+// Damping: a re-path is judged when its hold-down ends; one that did not raise the peer's throughput doubles
+// the next hold-down (noise, or a fabric with nothing better to offer, must not make paths churn), one that
+// did resets it.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +22,9 @@ struct ControlParams {
   double shareFactor = 0.5;        // bad: throughput < this x its share ...
   double lineFraction = 0.9;       // ... while the peer is under this fraction of its best rate
   int badRounds = 3;               // consecutive bad rounds before a re-path
-  int holdDownRounds = 6;          // rounds after a re-path in which no other path of the peer moves
+  int holdDownRounds = 6;          // rounds after a re-path in which no other path of the peer moves ...
+  int maxBackoff = 5;              // ... doubled (up to 2^this) after each re-path that did not raise the
+  double gainFactor = 1.05;        // peer's throughput by this factor by the end of its hold-down
   double repathProbability = 0.5;  // coin flip per eligible round (desynchronises peers)
   double stallFactor = 8;          // stalled: oldest chunk older than this x the siblings' median ...
   double stallMinSec = 0.25;       // ... and than this
@@ -52,6 +57,7 @@ class ControlLoop {
   // Is a chunk `ageSec` old on `slot` stalled (compared with the other paths)?
   bool stalled(int slot, double ageSec) const;
   int rounds() const { return rounds_; }
+  int holdDownNow() const { return p_.holdDownRounds << backoff_; }
   double peerThroughput() const { return peer_; }
   const ControlParams& params() const { return p_; }
 
@@ -64,6 +70,8 @@ class ControlLoop {
   double peer_ = 0, peak_ = 0;
   int rounds_ = 0;
   int holdDown_ = 0;
+  int backoff_ = 0;           // current hold-down is holdDownRounds << backoff_
+  double beforeRepath_ = -1;  // the peer's throughput when the re-path under judgement was made
 };
 
 }  // namespace myriad::mp

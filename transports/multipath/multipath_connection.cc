@@ -340,6 +340,9 @@ Status MultipathConnection::openSlot(bool active, int position) {
 Status MultipathConnection::openLanes() {
   auto now = Clock::now();
   if (now - lastOpenTry_ < kReopenBackoff) return Status::ok();
+  // After the first lanes, paths are replaced only while something is owed in either direction: a peer that
+  // is done with us closes its end when it destroys the communicator, and must not be taken for a failure.
+  if (everReady_ && pendingRequests_ == 0 && sched_.idle()) return Status::ok();
   std::vector<bool> held(static_cast<size_t>(o_.paths), false);
   int spares = 0;
   for (int i = 0; i < paths_.size(); ++i) {
@@ -426,7 +429,10 @@ Status MultipathConnection::quarantine(int slot, const Status& why) {
     bool anyLive = false;
     for (int i = 0; i < paths_.size(); ++i)
       anyLive = anyLive || (out_[static_cast<size_t>(i)] && paths_.path(i).state != PathState::kOpening);
-    if (!anyLive) return Status(Code::kRemoteError, why.message() + " (no path to " + peer_.describe() + " is left)");
+    if (!anyLive)
+      return Status(Code::kRemoteError,
+                    why.message() + " (no path to " + peer_.describe() +
+                        " is left: it refuses every port; did it exit or destroy the communicator?)");
   }
   if (wasActive && position >= 0) {
     int spare = readySpare();
