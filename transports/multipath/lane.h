@@ -34,6 +34,11 @@ class LaneEvents {
   ~LaneEvents() = default;
 };
 
+// What the transport itself knows of a path, beside our own acks: tcp asks the kernel whether the peer's
+// stack still acknowledges the bytes sent. It tells a dead path (kStuck) from a peer that is merely slow to
+// read (kDelivering), which our acks alone cannot.
+enum class Delivery { kUnknown, kDelivering, kStuck };
+
 class Lane {
  public:
   virtual ~Lane() = default;
@@ -54,6 +59,10 @@ class Lane {
   // Nothing left to write.
   virtual bool flushed() const = 0;
   virtual Status poll(LaneEvents& events) = 0;
+  virtual Delivery delivery() const { return Delivery::kUnknown; }
+  // The rest of the data chunk being read now is dropped, not placed (another copy of it arrived whole;
+  // this one may resume long after, when the buffer is the application's again).
+  virtual void discardRest() = 0;
 
   int slot = -1;     // the connection's path slot (outgoing lanes)
   bool bye = false;  // set by the lane when the peer's bye arrived (then the lane is let go)

@@ -9,9 +9,13 @@
 namespace myriad::mp {
 namespace {
 constexpr int kRoundAcksPerPath = 8;
-constexpr double kOpenTimeoutSec = 1.0;
+// A lane that has not opened by then is given up for another port (its SYN may hash onto a dead spine):
+// 8x the slowest open seen toward this peer, within [0.2 s, 1 s] (1 s until one has opened).
+constexpr double kOpenTimeoutMinSec = 0.2, kOpenTimeoutMaxSec = 1.0;
 constexpr auto kReopenBackoff = std::chrono::milliseconds(20);
 constexpr double kIncomingLostSec = 2.0;
+constexpr double kAwaitReplacementSec = 10.0;
+constexpr auto kBackCheckEvery = std::chrono::milliseconds(100);
 constexpr double kLoneStallSec = 3.0;
 
 double secondsBetween(Clock::time_point a, Clock::time_point b) {
@@ -112,8 +116,8 @@ Placement MultipathConnection::placeChunk(Lane& lane, const FrameHeader& h) {
   noteProgress();
   if (h.op >= nextRecvOp_) {  // its receive is not posted yet: keep it aside (bounded by the sender's cap)
     auto& list = early_[h.op];
-    for (const Early& e : list)
-      if (e.h.index == h.index) return Placement{};
+    for (const Early& e : list)  // a copy still being read elsewhere does not stop this one (its lane may be dead)
+      if (e.h.index == h.index && (e.complete || e.lane == &lane)) return Placement{};
     if (h.length > (uint64_t{1} << 32)) {
       fail(Status(Code::kRemoteError, "multipath: oversized chunk from " + peer_.describe()));
       return Placement{};
@@ -133,8 +137,9 @@ Placement MultipathConnection::placeChunk(Lane& lane, const FrameHeader& h) {
     fail(std::move(s));
     return Placement{};
   }
-  if (op->re.seen(h.index) || std::find(op->claimed.begin(), op->claimed.end(), h.index) != op->claimed.end())
-    return Placement{};
+  // A copy that another lane is still reading does not stop this one: both write the same bytes, the first
+  // whole copy counts, and the other lane drops the rest of its own (its lane may be dead mid-chunk).
+  if (op->re.seen(h.index)) return Placement{};
   op->claimed.push_back(h.index);
   reading_[&lane] = Reading{h.op, h.index, false};
   return Placement{static_cast<uint8_t*>(op->r->buf) + h.offset, false};
@@ -157,6 +162,14 @@ void MultipathConnection::ackOn(Lane* lane, const FrameHeader& data) {
 void MultipathConnection::finishArrival(RecvOp& op, uint32_t index) {
   std::erase(op.claimed, index);
   op.re.arrive(index);
+  for (auto it = reading_.begin(); it != reading_.end();) {  // other lanes reading a copy of it drop the rest
+    if (!it->second.early && it->second.op == op.op && it->second.index == index) {
+      it->first->discardRest();
+      it = reading_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void MultipathConnection::chunkArrived(Lane& lane, const FrameHeader& h, bool placed) {
@@ -164,18 +177,32 @@ void MultipathConnection::chunkArrived(Lane& lane, const FrameHeader& h, bool pl
   auto rd = reading_.find(&lane);
   bool early = placed && rd != reading_.end() && rd->second.early;
   if (rd != reading_.end()) reading_.erase(rd);
-  if (!placed) {  // a duplicate: acknowledged again, since its first ack may have been lost with its lane
-    if (h.op < nextRecvOp_) ackOn(&lane, h);
+  if (!placed) {
+    // A duplicate of a chunk we hold is acknowledged again (its first ack may have been lost with its lane).
+    // One that another lane is still reading is not: if that lane dies mid-chunk, the chunk must come again.
+    if (h.op < nextRecvOp_) {
+      RecvOp* op = recvOp(h.op);
+      if (!op || op->reported || op->re.seen(h.index)) ackOn(&lane, h);
+    }
     return;
   }
   if (early) {
     for (Early& e : early_[h.op])
-      if (e.h.index == h.index) e.complete = true;
+      if (e.h.index == h.index && e.lane == &lane && !e.complete) {
+        e.complete = true;
+        break;
+      }
     FrameHeader held = h;
     held.kind = FrameHeader::kHeld;
     held.length = 0;
     lane.postControl(held);
-    if (RecvOp* op = recvOp(h.op)) applyEarly(*op);
+    if (RecvOp* op = recvOp(h.op)) {
+      applyEarly(*op);
+    } else if (h.op < nextRecvOp_) {  // a late copy of a chunk whose op is done meanwhile
+      std::erase_if(early_[h.op], [&](const Early& e) { return e.h.index == h.index && e.lane == &lane; });
+      if (early_[h.op].empty()) early_.erase(h.op);
+      ackOn(&lane, h);
+    }
     return;
   }
   RecvOp* op = recvOp(h.op);
@@ -197,7 +224,7 @@ void MultipathConnection::applyEarly(RecvOp& op) {
     if (!s.isOk()) return fail(std::move(s));
     if (!op.re.seen(e->h.index)) {
       if (e->h.length) std::memcpy(static_cast<uint8_t*>(op.r->buf) + e->h.offset, e->data.data(), e->data.size());
-      op.re.arrive(e->h.index);
+      finishArrival(op, e->h.index);
     }
     ackOn(e->lane, e->h);
     e = list.erase(e);
@@ -375,6 +402,11 @@ Status MultipathConnection::adoptIncoming() {
   }
 }
 
+double MultipathConnection::openTimeoutSec() const {
+  if (!everReady_) return kOpenTimeoutMaxSec;
+  return std::clamp(8 * slowestOpenSec_, kOpenTimeoutMinSec, kOpenTimeoutMaxSec);
+}
+
 int MultipathConnection::readySpare() const {
   for (int i = 0; i < paths_.size(); ++i)
     if (paths_.path(i).state == PathState::kSpare) return i;
@@ -388,10 +420,10 @@ void MultipathConnection::promoteReady() {
     Lane* l = out_[static_cast<size_t>(slot)].get();
     if (p.state != PathState::kOpening || !l) continue;
     if (!l->ready()) {
-      if (secondsBetween(stats_[static_cast<size_t>(slot)].openedAt, now) > kOpenTimeoutSec) {
+      if (secondsBetween(stats_[static_cast<size_t>(slot)].openedAt, now) > openTimeoutSec()) {
         MYR_LOG(kInfo, kNet, o_.rank,
                 "multipath: path from port " + std::to_string(p.port) + " to " + peer_.describe() +
-                    " did not open within 1 s; another port");
+                    " did not open within " + std::to_string(openTimeoutSec()) + " s; another port");
         paths_.tabu(p.port);
         p.state = PathState::kClosed;
         out_[static_cast<size_t>(slot)].reset();
@@ -400,6 +432,7 @@ void MultipathConnection::promoteReady() {
     }
     everReady_ = true;
     refusedInRow_ = 0;
+    slowestOpenSec_ = std::max(slowestOpenSec_, secondsBetween(stats_[static_cast<size_t>(slot)].openedAt, now));
     p.state = p.position >= 0 ? PathState::kActive : PathState::kSpare;
     sched_.addLane(slot, p.state == PathState::kSpare);
     MYR_LOG(kInfo, kNet, o_.rank,
@@ -496,18 +529,29 @@ Status MultipathConnection::pollLanes() {
     }
     MYR_TRY(quarantine(slot, s));
   }
+  // Our acks ride the incoming lanes back. One whose way back is dead swallows them (the sender's stack
+  // still hears the peer's kernel ack its data, so it sees nothing wrong): let it go, so that the sender's
+  // side of it stalls, is quarantined, and its chunks come again on a path that works both ways.
+  auto now = Clock::now();
+  bool checkBack = now - lastBackCheck_ >= kBackCheckEvery;
+  if (checkBack) lastBackCheck_ = now;
   for (auto& l : in_) {
     Status s = l->poll(*this);
     if (s.isOk() && l->bye) {
       l.reset();
       continue;
     }
+    if (s.isOk() && checkBack && l->delivery() == Delivery::kStuck)
+      s = Status(Code::kRemoteError, "our acknowledgements to " + peer_.describe() + " on the path from its port " +
+                                         std::to_string(l->port()) + " are not acknowledged: its way back is dead");
     if (s.isOk()) continue;
     MYR_LOG(kInfo, kNet, o_.rank, "multipath: incoming path from " + peer_.describe() + " lost: " + s.message());
     auto rd = reading_.find(l.get());
     if (rd != reading_.end()) {  // the chunk it was reading will come again on another lane
       if (rd->second.early) {
-        std::erase_if(early_[rd->second.op], [&](const Early& e) { return e.h.index == rd->second.index; });
+        std::erase_if(early_[rd->second.op], [&](const Early& e) {
+          return e.h.index == rd->second.index && e.lane == l.get() && !e.complete;
+        });
       } else if (RecvOp* op = recvOp(rd->second.op)) {
         std::erase(op->claimed, rd->second.index);
       }
@@ -534,6 +578,16 @@ void MultipathConnection::checkStalls() {
     // The service clock of a lane starts at its last ack, not when its queue filled.
     const SlotStats& ss = stats_[static_cast<size_t>(slot)];
     auto since = std::max({*oldest, ss.lastAck, ss.lastHeld});
+    if (secondsBetween(since, now) < ctl_.params().stallMinSec) continue;
+    // A path whose stack hears no ack from the peer's is dead now. One whose stack is fine may still have
+    // lost our chunks (the receiver let its end go because its way back was dead): the rules below, on our
+    // acks and the receiver's "held" notes, catch that.
+    Lane* lane = out_[static_cast<size_t>(slot)].get();
+    if (lane && lane->delivery() == Delivery::kStuck) {
+      Status s = quarantine(slot, Status(Code::kRemoteError, "the transport hears no acknowledgement from the peer"));
+      if (!s.isOk()) fail(std::move(s));
+      continue;
+    }
     bool siblingsMove = false;  // a peer that is merely slow to post its receives stalls every lane alike
     for (int other = 0; other < paths_.size(); ++other)
       siblingsMove = siblingsMove || (other != slot && stats_[static_cast<size_t>(other)].lastAck > since);
@@ -630,6 +684,11 @@ Status MultipathConnection::poll() {
   for (auto& l : in_)
     if (!l->bye) l->poll(*this).ignore();  // a failure shows again, and is handled, on the next poll
   return fatal_;
+}
+
+bool MultipathConnection::hasBackgroundWork() const {
+  if (!sched_.idle() || !in_.empty()) return true;
+  return incomingLost_ != Clock::time_point{} && secondsBetween(incomingLost_, Clock::now()) < kAwaitReplacementSec;
 }
 
 Status MultipathConnection::checkAlive() {

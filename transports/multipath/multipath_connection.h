@@ -47,8 +47,10 @@ class MultipathConnection final : public Connection, private LaneEvents {
   bool busy() const override { return pendingRequests_ > 0; }
   void drain(Clock::time_point deadline) override;
   // Unacknowledged chunks, or incoming lanes whose chunks we should hold (and say so) before our receive is
-  // posted, so that the sender does not take a working path for a dead one.
-  bool hasBackgroundWork() const override { return !sched_.idle() || !in_.empty(); }
+  // posted, so that the sender does not take a working path for a dead one; also for a while after the last
+  // incoming lane was lost, so that the lanes the peer opens instead are adopted even while no step of ours
+  // involves it (else it waits on us and we, later, on it).
+  bool hasBackgroundWork() const override;
 
   PeerTelemetry telemetry() const;
 
@@ -117,6 +119,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   void closeDrained();
   void completeOps();
   int readySpare() const;
+  double openTimeoutSec() const;
   bool anyHolds(uint64_t op) const;
   Clock::duration dupAfter(int slot) const;
   void fail(Status s);
@@ -141,9 +144,11 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Clock::time_point roundStart_ = Clock::now();
   Clock::time_point lastOpenTry_{};
   Clock::time_point incomingLost_{};
+  Clock::time_point lastBackCheck_{};
   int roundAcks_ = 0;
   int feedStart_ = 0;
   int refusedInRow_ = 0;
+  double slowestOpenSec_ = 0;
   uint64_t bytesAcked_ = 0, chunksAcked_ = 0, quarantines_ = 0, repaths_ = 0;
 };
 

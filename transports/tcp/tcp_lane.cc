@@ -1,10 +1,12 @@
 // tcp lanes (see tcp_lane.h): non-blocking connect from a bound port, frame writer and reader.
 #include "transports/tcp/tcp_lane.h"
 
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "transports/tcp/tcp_transport.h"
@@ -152,6 +154,15 @@ Status TcpLane::read(mp::LaneEvents& ev) {
     ev.chunkArrived(*this, in_, !place_.discard);
   }
   return Status::ok();
+}
+
+mp::Delivery TcpLane::delivery() const {
+  if (!ready()) return mp::Delivery::kUnknown;
+  tcp_info ti{};
+  socklen_t len = sizeof(ti);
+  if (getsockopt(fd_.get(), IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) return mp::Delivery::kUnknown;
+  const uint32_t quietMs = std::max<uint32_t>(500, 2 * ti.tcpi_rto / 1000);
+  return ti.tcpi_unacked > 0 && ti.tcpi_last_ack_recv > quietMs ? mp::Delivery::kStuck : mp::Delivery::kDelivering;
 }
 
 Status TcpLane::poll(mp::LaneEvents& ev) {

@@ -30,6 +30,9 @@ class TcpLane final : public mp::Lane {
   bool holds(uint64_t op) const override;
   bool flushed() const override { return out_.empty() && helloDone_ == hello_.size(); }
   Status poll(mp::LaneEvents& events) override;
+  // kStuck: bytes are unacknowledged and the kernel has heard no ack for max(0.5 s, 2 RTOs).
+  mp::Delivery delivery() const override;
+  void discardRest() override { place_.discard = true; }
 
  private:
   struct Out {
