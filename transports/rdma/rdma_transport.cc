@@ -214,7 +214,7 @@ QpPathOptions RdmaConnection::pathOptions(const mp::PortRange& ports) const {
   o.active = c.ibQpsPerPeer;
   o.spares = kSpareQps;
   o.adaptive = c.netAdaptive;
-  o.capBytes = c.netInflightBytes;
+  o.capBytes = std::max(c.netChunkBytes, c.netInflightBytes / static_cast<size_t>(c.ibQpsPerPeer));
   o.ports = ports;
   const uint64_t self = static_cast<uint64_t>(ctx.rank), peer = static_cast<uint64_t>(peer_.rank);
   o.seed = c.netSeed ? c.netSeed * 1000003 + self * 7919 + peer
