@@ -2,6 +2,8 @@
 // NUMA node gets a NIC of that node, a GPU rank the NIC nearest its GPU, matched by name against the verbs
 // ports; every case where the topology cannot decide gives a reason (the caller then falls back to the
 // rank's port). The references are the files' own attributes (a NIC's NUMA node, its PCI parent).
+#include "transports/rdma/nic_choice.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,7 +11,6 @@
 
 #include "tests/unit/topology_fixtures.h"
 #include "topology/paths.h"
-#include "transports/rdma/nic_choice.h"
 
 namespace myriad {
 namespace {

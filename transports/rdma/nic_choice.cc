@@ -49,8 +49,8 @@ int numaOfCpus(const Topology& topo, const std::vector<int>& cpus, std::string* 
       }
   }
   if (!uncovered.empty()) {
-    *why = "the topology's NUMA nodes do not list CPU " + std::to_string(*uncovered.begin()) +
-           " of the rank's affinity";
+    *why =
+        "the topology's NUMA nodes do not list CPU " + std::to_string(*uncovered.begin()) + " of the rank's affinity";
     return -1;
   }
   if (numas.size() > 1) {

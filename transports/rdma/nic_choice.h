@@ -19,10 +19,10 @@ struct NicWish {
 };
 
 struct NicChoice {
-  int nic = -1;                   // node index in the topology; -1: none (see why)
-  std::vector<NicPort> ports;     // its ports as the topology names them (mlx5_0 port 1, ib0, ...)
-  std::string via;                // "GPU 3" or "NUMA node 1", for the log
-  std::string why;                // nic < 0: the reason
+  int nic = -1;                // node index in the topology; -1: none (see why)
+  std::vector<NicPort> ports;  // its ports as the topology names them (mlx5_0 port 1, ib0, ...)
+  std::string via;             // "GPU 3" or "NUMA node 1", for the log
+  std::string why;             // nic < 0: the reason
 };
 
 // The NUMA node that holds every CPU of `cpus` (by the affinity masks of the topology's CPU nodes); -1
