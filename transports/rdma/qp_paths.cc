@@ -124,9 +124,15 @@ QpPaths::Repath QpPaths::maybeRound(Clock::time_point now) {
 
 QpPaths::Repath QpPaths::repath(int slot) {
   if (spares_.empty()) return {};
-  // A spare whose port is not tabu, else the one that has been spare longest.
+  // A spare whose port is not tabu (longest spare first); when every spare's port is tabu (few QPs cycle
+  // through the list), the one whose completions were fastest when it last carried data, so that a QP
+  // retired for a real reason is the last to come back.
   auto it = std::find_if(spares_.begin(), spares_.end(), [&](int s) { return !set_.isTabu(port(s)); });
-  if (it == spares_.end()) it = spares_.begin();
+  if (it == spares_.end())
+    it = std::min_element(spares_.begin(), spares_.end(), [&](int a, int b) {
+      return stats_[static_cast<size_t>(a)].latency.quantile(0.5) <
+             stats_[static_cast<size_t>(b)].latency.quantile(0.5);
+    });
   const int promoted = *it;
   spares_.erase(it);
   mp::Path& old = set_.path(slot);
