@@ -4,9 +4,9 @@
 // bytes takes the next piece while it is under the cap) or by the static even split (MYRIAD_NET_ADAPTIVE=0).
 // Each completion gives a latency sample (post -> CQE); every few completions per path the mp::ControlLoop
 // judges a round, and a slot it names is retired (draining, then a spare; its port goes on the tabu list)
-// while a spare takes its position (one not tabu, else the one with the lowest latency when last used). No verbs here: the connection posts, this decides. Invariant: exactly
-// `active` slots are active whenever the set holds that many QPs, and each slot's completions arrive in the
-// order of its posts (an RC send queue completes in order).
+// while a spare takes its position (one not tabu, else the one with the lowest latency when last used). No verbs here:
+// the connection posts, this decides. Invariant: exactly `active` slots are active whenever the set holds that many
+// QPs, and each slot's completions arrive in the order of its posts (an RC send queue completes in order).
 #pragma once
 
 #include <cstdint>
