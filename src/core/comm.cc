@@ -55,6 +55,7 @@ Status Comm::bootstrap(CommSetup& setup) {
   ctx.abort = errors_.flag();
   ctx.store = store_.get();
   MYR_ASSIGN_OR_RETURN(topology_, localTopology(config_.topoFile));
+  ctx.topology = &topology_;
   MYR_ASSIGN_OR_RETURN(tcp_, TcpTransport::create(ctx, &self));
   MYR_ASSIGN_OR_RETURN(shm_, ShmTransport::create(ctx));
   MYR_TRY(openNetwork(ctx, &self));

@@ -44,8 +44,8 @@ constexpr EnvVarSpec kEnv[] = {
      "ACK timeout exponent of RC QPs (4.096 us * 2^value); emulated links (qemu, Soft-RoCE) need 18-20."},
     {"MYRIAD_IB_RETRY_CNT", "int", "7", "Retransmissions of an unacknowledged RDMA packet before the QP fails."},
     {"MYRIAD_IB_QPS_PER_PEER", "int", "1",
-     "RC QPs per connected peer, each with its own flow label (so its own UDP source port, an ECMP path); "
-     "large messages are striped over them."},
+     "Active RC QPs per connected peer, plus 2 connected spares, each with its own flow label (so its own UDP "
+     "source port, an ECMP path); message pieces are pulled by the active QPs (see MYRIAD_NET_ADAPTIVE)."},
     {"MYRIAD_IB_REG_CACHE", "bool", "0",
      "1: keep memory registrations of user buffers for reuse. Only safe when the application does not free and "
      "reallocate buffers that it passed to Myriad while the communicator lives; 0 registers per message."},
@@ -67,16 +67,19 @@ constexpr EnvVarSpec kEnv[] = {
      "Paths per tcp peer: flows with distinct, chosen source ports (distinct ECMP hashes) that messages are "
      "spread over (docs/design/multipath.md); 1: one plain connection per peer, no chunking."},
     {"MYRIAD_NET_ADAPTIVE", "bool", "1",
-     "1: paths pull chunks as they have room, slow paths are re-pathed (new source port) and stuck chunks "
-     "re-sent; 0: a static even split over the paths (like NCCL's), for comparison."},
+     "1: paths (tcp lanes, rdma QPs) pull chunks as they have room, slow paths are re-pathed (new source port; "
+     "rdma: a spare QP) and stuck tcp chunks re-sent; 0: a static even split over the paths (like NCCL's)."},
     {"MYRIAD_NET_SPLIT_BYTES", "size", "524288", "Messages above this size are cut into chunks over several paths."},
-    {"MYRIAD_NET_CHUNK_BYTES", "size", "65536", "Size of the chunks of a split message."},
+    {"MYRIAD_NET_CHUNK_BYTES", "size", "65536",
+     "Size of the chunks of a split message (rdma: of the pieces a receiver asks for, at most the device's "
+     "max message size)."},
     {"MYRIAD_NET_INFLIGHT_BYTES", "size", "524288",
      "Cap on unacknowledged bytes toward one peer over all its paths, so that N paths do not act like N greedy "
-     "flows toward other tenants."},
+     "flows toward other tenants (rdma: split evenly over the active QPs, at least one piece each)."},
     {"MYRIAD_NET_PORTS", "string", "",
      "Source ports of the paths: a range lo-hi to choose from (default 32768-60999), or a comma list used "
-     "first, in order (benchmarks pin paths to spines with it)."},
+     "first, in order (benchmarks pin paths to spines with it). RoCEv2 can only use 49152-65535: rdma cuts "
+     "the range to it and rejects a listed port below it."},
     {"MYRIAD_NET_LISTEN_PORT", "int", "0",
      "Fixed tcp listening port (0: any), so that a path's 5-tuple is known in advance; one rank per address."},
     {"MYRIAD_NET_SEED", "int", "0", "Seed of the path choice and the control loop's coin flips; 0: random."},

@@ -23,6 +23,8 @@
 
 namespace myriad {
 
+struct Topology;
+
 class Store;
 
 // A receive combined on arrival: buf[i] = incoming[i] op with[i], element-wise (`with` may be buf itself).
@@ -91,7 +93,9 @@ struct TransportContext {
   std::array<uint8_t, 16> secret{};
   const Config* config = nullptr;
   const std::atomic<bool>* abort = nullptr;
-  Store* store = nullptr;  // the communicator's rendezvous store (rdma publishes its QPs there)
+  Store* store = nullptr;              // the communicator's rendezvous store (rdma publishes its QPs there)
+  const Topology* topology = nullptr;  // this machine's (rdma picks its NIC from it); null: unknown
+  int gpu = -1;                        // the rank's CUDA device; -1: host memory (always, until the CUDA path exists)
 };
 
 class Transport {

@@ -189,71 +189,29 @@ TEST(FlowLabel, PortArithmetic) {
   }
 }
 
-TEST(FlowLabel, PairPortsAreDistinctAndSymmetric) {
-  for (int a = 0; a < 6; ++a)
-    for (int b = 0; b < 6; ++b) {
-      if (a == b) continue;
-      auto p = pairPorts(a, b, 4);
-      EXPECT_EQ(p, pairPorts(b, a, 4));
-      std::set<uint16_t> distinct(p.begin(), p.end());
-      EXPECT_EQ(distinct.size(), 4u);
-      for (uint16_t port : p) EXPECT_GE(port, 0xC000);
-    }
-  EXPECT_NE(pairPorts(0, 1, 1), pairPorts(0, 2, 1));
-}
-
-// Checks that a plan covers [0, bytes) exactly once, QP by QP, with pieces of at most maxMsg bytes.
-void expectCovers(const std::vector<Piece>& plan, size_t bytes, int n, size_t maxMsg) {
-  size_t next = 0;
-  int lastQp = -1;
-  std::set<int> seen;
-  for (const auto& p : plan) {
-    ASSERT_EQ(p.offset, next);
-    ASSERT_LE(p.bytes, maxMsg);
-    ASSERT_GE(p.qp, 0);
-    ASSERT_LT(p.qp, n);
-    if (p.qp != lastQp) {
-      ASSERT_TRUE(seen.insert(p.qp).second) << "pieces of QP " << p.qp << " are not consecutive";
-      lastQp = p.qp;
-    }
-    next += p.bytes;
-  }
-  EXPECT_EQ(next, bytes);
-  EXPECT_EQ(qpsUsed(plan), static_cast<int>(seen.size()));
-}
-
-TEST(Pieces, CutAtMaxMessageSize) {
-  const size_t kRxeMax = size_t{8} << 20;
-  for (int n : {1, 2, 3, 4})
-    for (size_t bytes : {size_t{0}, size_t{1}, size_t{4095}, size_t{64} << 10, (size_t{8} << 20) - 1, size_t{8} << 20,
-                         (size_t{8} << 20) + 1, size_t{25} << 20, (size_t{64} << 20) + 12345}) {
-      auto plan = planPieces(bytes, n, kRxeMax, 64 << 10, 5);
-      SCOPED_TRACE("n=" + std::to_string(n) + " bytes=" + std::to_string(bytes));
-      expectCovers(plan, bytes, n, kRxeMax);
-      if (bytes == 0) {
-        ASSERT_EQ(plan.size(), 1u);
-        EXPECT_EQ(plan[0].bytes, 0u);
+// Pieces cover [0, bytes) exactly once, each at most the piece size, the last one the remainder.
+TEST(Pieces, CoverTheMessage) {
+  const size_t kPiece = 64 << 10;
+  for (size_t bytes : {size_t{0}, size_t{1}, size_t{4095}, kPiece - 1, kPiece, kPiece + 1, (size_t{20} << 20) + 5}) {
+    SCOPED_TRACE("bytes=" + std::to_string(bytes));
+    const size_t n = pieceCount(bytes, kPiece);
+    size_t sum = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t len = pieceLength(bytes, kPiece, k);
+      ASSERT_LE(len, kPiece);
+      if (k + 1 < n) {
+        ASSERT_EQ(len, kPiece);
       }
-      if (bytes >= (size_t{64} << 10)) {
-        EXPECT_EQ(qpsUsed(plan), std::min<int>(n, static_cast<int>(plan.size())));
+      if (bytes > 0) {
+        ASSERT_GT(len, 0u);
       }
+      sum += len;
     }
-  auto one = planPieces(size_t{25} << 20, 1, kRxeMax, 64 << 10, 0);
-  ASSERT_EQ(one.size(), 4u);  // 8 + 8 + 8 + 1 MiB
-  EXPECT_EQ(one[3].bytes, size_t{1} << 20);
-}
-
-TEST(Pieces, SmallMessagesRotateOverQps) {
-  std::set<int> qps;
-  for (uint32_t seq = 0; seq < 8; ++seq) {
-    auto plan = planPieces(100, 4, 1 << 20, 64 << 10, seq);
-    ASSERT_EQ(plan.size(), 1u);
-    qps.insert(plan[0].qp);
+    EXPECT_EQ(sum, bytes);
+    EXPECT_EQ(n, bytes == 0 ? 1 : (bytes - 1) / kPiece + 1);
   }
-  EXPECT_EQ(qps.size(), 4u);
-  auto striped = planPieces(size_t{1} << 20, 4, 1 << 20, 64 << 10, 0);
-  ASSERT_EQ(striped.size(), 4u);
-  for (const auto& p : striped) EXPECT_EQ(p.bytes, size_t{256} << 10);
+  EXPECT_EQ(pieceCount((size_t{20} << 20) + 5, size_t{8} << 20), 3u);  // rxe's 8 MiB limit: 8 + 8 + 4 MiB + 5
+  EXPECT_EQ(pieceLength((size_t{20} << 20) + 5, size_t{8} << 20, 2), (size_t{4} << 20) + 5);
 }
 
 }  // namespace

@@ -43,7 +43,8 @@ std::vector<GidEntry> readGidTable(const std::string& root, const std::string& d
   return table;
 }
 
-Result<std::unique_ptr<IbDevice>> IbDevice::open(const Verbs& v, const Config& config, int pick) {
+Result<std::unique_ptr<IbDevice>> IbDevice::open(const Verbs& v, const Config& config, const NicChoice& topo,
+                                                 int pick) {
   MYR_ASSIGN_OR_RETURN(HcaFilter filter, parseHcaList(config.ibHca));
   int n = 0;
   ibv_device** list = v.getDeviceList(&n);
@@ -86,8 +87,17 @@ Result<std::unique_ptr<IbDevice>> IbDevice::open(const Verbs& v, const Config& c
     return notSupported("rdma: no usable RDMA port (" + (skipped.empty() ? std::string("none") : skipped.substr(2)) +
                         ")");
 
-  const Candidate& c = found[static_cast<size_t>(pick) % found.size()];
+  std::vector<IbPortName> names;
+  for (const Candidate& f : found) names.push_back({f.name, f.port});
+  std::string why;
+  const int matched = matchNic(names, topo, &why);
+  const size_t index = matched >= 0 ? static_cast<size_t>(matched) : static_cast<size_t>(pick) % found.size();
+  const Candidate& c = found[index];
   std::unique_ptr<IbDevice> d(new IbDevice(v));
+  d->byTopology_ = matched >= 0;
+  d->choiceNote_ = matched >= 0 ? "the topology's NIC for " + topo.via
+                                : "port " + std::to_string(index) + " of " + std::to_string(found.size()) +
+                                      " by rank, not by the topology: " + why;
   d->name_ = c.name;
   d->port_ = c.port;
   d->ctx_ = v.openDevice(c.dev);

@@ -10,15 +10,17 @@
 
 #include "core/config.h"
 #include "transports/rdma/ib_params.h"
+#include "transports/rdma/nic_choice.h"
 #include "transports/rdma/verbs.h"
 
 namespace myriad {
 
 class IbDevice {
  public:
-  // Opens the `pick`-th usable port (modulo their number) among those MYRIAD_IB_HCA selects; NotSupported
-  // with the reason when there is none.
-  static Result<std::unique_ptr<IbDevice>> open(const Verbs& verbs, const Config& config, int pick);
+  // Opens the topology's choice among the usable ports that MYRIAD_IB_HCA selects, else (saying why in
+  // choiceNote()) the `pick`-th of them modulo their number; NotSupported with the reason when there is none.
+  static Result<std::unique_ptr<IbDevice>> open(const Verbs& verbs, const Config& config, const NicChoice& topo,
+                                                int pick);
   ~IbDevice();
 
   const Verbs& verbs() const { return verbs_; }
@@ -35,6 +37,9 @@ class IbDevice {
   int maxQpWr() const { return devAttr_.max_qp_wr; }
   // "rxe1:1 gid 1 ::ffff:10.20.0.1"
   std::string describe() const;
+  // How the port was chosen: "by the topology (NUMA node 1)" or "rank mod 2: <why not the topology>".
+  const std::string& choiceNote() const { return choiceNote_; }
+  bool chosenByTopology() const { return byTopology_; }
 
  private:
   IbDevice(const Verbs& v) : verbs_(v) {}
@@ -42,6 +47,8 @@ class IbDevice {
   ibv_context* ctx_ = nullptr;
   ibv_pd* pd_ = nullptr;
   std::string name_;
+  std::string choiceNote_;
+  bool byTopology_ = false;
   int port_ = 0;
   bool roce_ = false;
   int gidIndex_ = 0;

@@ -130,46 +130,14 @@ uint32_t flowLabelForPort(uint16_t port) {
   return low != 0 ? low : (uint32_t{1} << 14) | 1;
 }
 
-std::vector<uint16_t> pairPorts(int rankA, int rankB, int n) {
-  uint32_t lo = static_cast<uint32_t>(std::min(rankA, rankB)), hi = static_cast<uint32_t>(std::max(rankA, rankB));
-  uint32_t h = lo * 0x9E3779B1u ^ (hi + 0x7F4A7C15u) * 0x85EBCA77u;
-  h ^= h >> 15;
-  std::vector<uint16_t> ports;
-  // Consecutive ports from a per-pair start: distinct for n <= 0x4000.
-  for (int i = 0; i < n; ++i)
-    ports.push_back(static_cast<uint16_t>(0xC000 | ((h + static_cast<uint32_t>(i)) & 0x3fff)));
-  return ports;
+size_t pieceCount(size_t bytes, size_t pieceBytes) {
+  if (pieceBytes == 0) pieceBytes = 1;
+  return bytes == 0 ? 1 : (bytes + pieceBytes - 1) / pieceBytes;
 }
 
-std::vector<Piece> planPieces(size_t bytes, int n, size_t maxMsg, size_t stripeMin, uint32_t seq) {
-  std::vector<Piece> plan;
-  if (n < 1) n = 1;
-  if (maxMsg == 0) maxMsg = 1;
-  if (bytes < stripeMin || n == 1) {
-    int qp = static_cast<int>(seq % static_cast<uint32_t>(n));
-    size_t off = 0;
-    do {
-      size_t len = std::min(maxMsg, bytes - off);
-      plan.push_back({qp, off, len});
-      off += len;
-    } while (off < bytes);
-    return plan;
-  }
-  size_t stripe = (bytes + static_cast<size_t>(n) - 1) / static_cast<size_t>(n);
-  for (int q = 0; q < n; ++q) {
-    size_t begin = std::min(bytes, stripe * static_cast<size_t>(q));
-    size_t end = std::min(bytes, begin + stripe);
-    for (size_t off = begin; off < end; off += std::min(maxMsg, end - off))
-      plan.push_back({q, off, std::min(maxMsg, end - off)});
-  }
-  return plan;
-}
-
-int qpsUsed(const std::vector<Piece>& plan) {
-  int used = 0, last = -1;
-  for (const auto& p : plan)
-    if (p.qp != last) ++used, last = p.qp;
-  return used;
+size_t pieceLength(size_t bytes, size_t pieceBytes, size_t k) {
+  const size_t begin = std::min(bytes, k * pieceBytes);
+  return std::min(bytes - begin, pieceBytes);
 }
 
 }  // namespace myriad

@@ -48,21 +48,10 @@ Result<int> pickGid(const std::vector<GidEntry>& table, bool roce, int forced, i
 // port (ports 0xC000..0xFFFF; the label is never 0, which would mean "no label").
 uint16_t udpSourcePort(uint32_t flowLabel);
 uint32_t flowLabelForPort(uint16_t port);
-// The ports of one rank pair's n QPs: distinct, the same at both ends whichever rank asks.
-// This is the seam where the PathSet's choice of ports will plug in.
-std::vector<uint16_t> pairPorts(int rankA, int rankB, int n);
-
-// One RDMA WRITE of a message: bytes [offset, offset + bytes) on QP `qp`.
-struct Piece {
-  int qp = 0;
-  size_t offset = 0;
-  size_t bytes = 0;
-};
-// Even striping: messages of at least stripeMin bytes are split into n equal stripes (one per QP), smaller
-// ones go whole to QP seq % n; each stripe is cut into pieces of at most maxMsg bytes. A 0-byte message is
-// one 0-byte piece. Pieces of one QP are consecutive. (The PathSet's scheduling will replace this.)
-std::vector<Piece> planPieces(size_t bytes, int n, size_t maxMsg, size_t stripeMin, uint32_t seq);
-// How many QPs carry a piece of the plan.
-int qpsUsed(const std::vector<Piece>& plan);
+// The pieces of a message: the receiver chooses the piece size (its clear-to-send carries it) and counts
+// the pieces; piece k is bytes [k * pieceBytes, min(bytes, (k + 1) * pieceBytes)). A 0-byte message is one
+// 0-byte piece.
+size_t pieceCount(size_t bytes, size_t pieceBytes);
+size_t pieceLength(size_t bytes, size_t pieceBytes, size_t k);
 
 }  // namespace myriad

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -19,7 +20,6 @@ constexpr int kSqDepth = RdmaConnection::kSqDepth;
 constexpr int kRqDepth = RdmaConnection::kRqDepth;
 constexpr size_t kSlotBytes = RdmaConnection::kSlotBytes;
 constexpr uint32_t kWindow = 32;
-constexpr size_t kStripeMin = 64 << 10;
 constexpr uint64_t kKindWrite = 1, kKindCts = 2, kKindRecv = 3;
 
 uint64_t kindOf(uint64_t wrId) {
@@ -78,6 +78,7 @@ Status RdmaConnection::poll() {
     if (state_ != State::kReady) return Status::ok();
   }
   Status s = pollCq();
+  if (s.isOk()) afterCompletions();
   if (s.isOk()) s = postCtsMessages();
   if (s.isOk()) s = postWrites();
   if (!s.isOk()) return fail(std::move(s));
@@ -116,12 +117,13 @@ Status RdmaConnection::onCompletion(const ibv_wc& wc) {
   noteProgress();
   const uint64_t kind = kindOf(wc.wr_id);
   if (kind == kKindCts) {
-    --qps_[0].sqUsed;
+    --qps_[static_cast<size_t>(qpOf(wc.wr_id))].sqUsed;
     return Status::ok();
   }
   if (kind == kKindWrite) {
     const int q = qpOf(wc.wr_id);
     --qps_[static_cast<size_t>(q)].sqUsed;
+    paths_->completed(q, Clock::now());
     const uint32_t seq = low32(wc.wr_id);
     const size_t idx = sends_.empty() ? 0 : seq - sends_.front().seq;
     if (sends_.empty() || idx >= sends_.size())
@@ -158,33 +160,42 @@ Status RdmaConnection::onCompletion(const ibv_wc& wc) {
 Status RdmaConnection::postCtsMessages() {
   if (recvs_.empty()) return Status::ok();
   const uint32_t limit = recvs_.front().seq + kWindow;
+  const int q = paths_->slotAt(0);  // this end's first active QP (the peer counts pieces, not QPs)
   for (auto& m : recvs_) {
-    if (m.seq >= limit || qps_[0].sqUsed >= kSqDepth) break;
+    if (m.seq >= limit || qps_[static_cast<size_t>(q)].sqUsed >= kSqDepth) break;
     if (m.ctsSent) continue;
     const int n = static_cast<int>(qps_.size());
-    m.expected = static_cast<int>(planPieces(m.r->bytes, n, maxMsg_, kStripeMin, m.seq).size());
-    Cts c{kCtsMagic, m.seq, m.r->tag, m.mr ? m.mr->rkey : 0, reinterpret_cast<uintptr_t>(m.r->buf), m.r->bytes};
+    const size_t piece = std::min(pieceBytes_, maxMsg_);
+    m.expected = static_cast<int>(pieceCount(m.r->bytes, piece));
+    Cts c{kCtsMagic,
+          m.seq,
+          m.r->tag,
+          m.mr ? m.mr->rkey : 0,
+          reinterpret_cast<uintptr_t>(m.r->buf),
+          m.r->bytes,
+          static_cast<uint32_t>(piece),
+          0};
     const size_t off = (static_cast<size_t>(n) * kRqDepth + static_cast<size_t>(ctlSendNext_)) * kSlotBytes;
     ctlSendNext_ = (ctlSendNext_ + 1) % kSqDepth;
     std::memcpy(ctl_.data() + off, &c, sizeof(c));
     ibv_sge sge{reinterpret_cast<uintptr_t>(ctl_.data() + off), sizeof(c), ctlMr_->lkey};
     ibv_send_wr wr{};
-    wr.wr_id = kKindCts << 60;
+    wr.wr_id = (kKindCts << 60) | (static_cast<uint64_t>(q) << 32);
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND;
     wr.send_flags = IBV_SEND_SIGNALED | (static_cast<int>(sizeof(c)) <= maxInline_ ? IBV_SEND_INLINE : 0);
     ibv_send_wr* bad = nullptr;
-    int rc = ibv_post_send(qps_[0].qp, &wr, &bad);
+    int rc = ibv_post_send(qps_[static_cast<size_t>(q)].qp, &wr, &bad);
     if (rc != 0) return systemError("rdma: posting a clear-to-send to " + where(), rc);
-    ++qps_[0].sqUsed;
+    ++qps_[static_cast<size_t>(q)].sqUsed;
     m.ctsSent = true;
   }
   return Status::ok();
 }
 
 Status RdmaConnection::postWrites() {
-  const int n = static_cast<int>(qps_.size());
+  auto room = [&](int slot) { return qps_[static_cast<size_t>(slot)].sqUsed < kSqDepth; };
   for (auto& m : sends_) {
     if (!m.started) {
       auto it = ctsArrived_.find(m.seq);
@@ -198,36 +209,48 @@ Status RdmaConnection::postWrites() {
                           ", this rank sends " + std::to_string(m.r->bytes) + " bytes with tag " +
                           std::to_string(m.r->tag) +
                           " (do all ranks issue the same collectives with the same counts?)");
+      if (m.cts.pieceBytes == 0 || m.cts.pieceBytes > maxMsg_)
+        return Status(Code::kRemoteError, "rdma: " + where() + " asked for pieces of " +
+                                              std::to_string(m.cts.pieceBytes) + " bytes (the limit is " +
+                                              std::to_string(maxMsg_) + ")");
       if (m.r->bytes > 0) {
         auto mr = t_->mrs().acquire(m.r->buf, m.r->bytes);
         if (!mr.isOk()) return mr.takeStatus().addContext("send to " + peer_.describe());
         m.mr = mr.value();
       }
-      m.plan = planPieces(m.r->bytes, n, maxMsg_, kStripeMin, m.seq);
-      m.posted.assign(m.plan.size(), false);
+      m.pieces = pieceCount(m.r->bytes, m.cts.pieceBytes);
+      m.posted.assign(m.pieces, false);
       m.started = true;
     }
-    for (size_t k = 0; k < m.plan.size() && m.nposted < m.plan.size(); ++k) {
+    // Static: every piece has its QP, so a full QP only holds back its own pieces. Adaptive: in order, to
+    // whichever QP pulls; none has room means no later piece can go either.
+    for (size_t k = 0; k < m.pieces && m.nposted < m.pieces; ++k) {
       if (m.posted[k]) continue;
-      const Piece& p = m.plan[k];
-      Qp& q = qps_[static_cast<size_t>(p.qp)];
-      if (q.sqUsed >= kSqDepth) continue;
+      const int slot = paths_->pick(k, m.pieces, m.seq, room);
+      if (slot < 0) {
+        if (paths_->adaptive()) return Status::ok();
+        continue;
+      }
+      const size_t offset = k * m.cts.pieceBytes;
+      const size_t len = pieceLength(m.r->bytes, m.cts.pieceBytes, k);
       ibv_sge sge{};
       ibv_send_wr wr{};
-      if (p.bytes > 0) {
-        sge = {reinterpret_cast<uintptr_t>(m.r->buf) + p.offset, static_cast<uint32_t>(p.bytes), m.mr->lkey};
+      if (len > 0) {
+        sge = {reinterpret_cast<uintptr_t>(m.r->buf) + offset, static_cast<uint32_t>(len), m.mr->lkey};
         wr.sg_list = &sge;
         wr.num_sge = 1;
       }
-      wr.wr_id = (kKindWrite << 60) | (static_cast<uint64_t>(p.qp) << 32) | m.seq;
+      wr.wr_id = (kKindWrite << 60) | (static_cast<uint64_t>(slot) << 32) | m.seq;
       wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
       wr.imm_data = htonl(immFor(m.seq, k));
       wr.send_flags = IBV_SEND_SIGNALED;
-      wr.wr.rdma.remote_addr = m.cts.addr + p.offset;
+      wr.wr.rdma.remote_addr = m.cts.addr + offset;
       wr.wr.rdma.rkey = m.cts.rkey;
       ibv_send_wr* bad = nullptr;
+      Qp& q = qps_[static_cast<size_t>(slot)];
       int rc = ibv_post_send(q.qp, &wr, &bad);
       if (rc != 0) return systemError("rdma: posting an RDMA WRITE to " + where(), rc);
+      paths_->posted(slot, len, Clock::now());
       ++q.sqUsed;
       ++m.outstanding;
       m.posted[k] = true;
@@ -237,9 +260,21 @@ Status RdmaConnection::postWrites() {
   return Status::ok();
 }
 
+void RdmaConnection::afterCompletions() {
+  if (!paths_->roundDue()) return;
+  const QpPaths::Repath r = paths_->maybeRound(Clock::now());
+  const TransportContext& ctx = t_->context();
+  if (r.retired >= 0)
+    MYR_LOG(kInfo, kNet, ctx.rank,
+            "rdma: re-path toward " + peer_.describe() + ": QP " + std::to_string(r.retired) + " (udp port " +
+                std::to_string(paths_->port(r.retired)) + ") retired, spare QP " + std::to_string(r.promoted) +
+                " (udp port " + std::to_string(paths_->port(r.promoted)) + ") active");
+  mp::publishTelemetry(paths_->telemetry(ctx.commTag, ctx.rank, peer_.rank));
+}
+
 void RdmaConnection::finishSends() {
   for (auto& m : sends_)
-    if (m.started && m.nposted == m.plan.size() && m.outstanding == 0 && !m.r->done) {
+    if (m.started && m.nposted == m.pieces && m.outstanding == 0 && !m.r->done) {
       t_->mrs().release(m.mr);
       m.mr = nullptr;
       m.r->done = true;

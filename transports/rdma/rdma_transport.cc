@@ -2,15 +2,19 @@
 // rdma_transport.h for the protocol).
 #include "transports/rdma/rdma_transport.h"
 
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <random>
 
 #include "core/log.h"
 #include "core/store.h"
 #include "core/wire.h"
+#include "topology/topology.h"
 #include "transports/rdma/rdma.h"
 
 namespace myriad {
@@ -53,6 +57,7 @@ Bytes encodeEnd(const RdmaConnection::End& e) {
   for (const auto& q : e.qps) {
     w.u32(q.qpn);
     w.u32(q.psn);
+    w.u32(q.port);
   }
   return std::move(w.bytes());
 }
@@ -68,13 +73,24 @@ bool decodeEnd(const Bytes& b, RdmaConnection::End* e) {
   e->mtu = r.u32();
   e->maxMsg = r.u64();
   uint32_t n = r.u32();
-  if (r.failed() || n == 0 || n > 64) return false;
+  if (r.failed() || n == 0 || n > 128) return false;
   e->qps.resize(n);
   for (auto& q : e->qps) {
     q.qpn = r.u32();
     q.psn = r.u32();
+    q.port = r.u32();
   }
   return !r.failed();
+}
+
+std::vector<int> allowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return {};
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
 }
 
 }  // namespace
@@ -82,12 +98,22 @@ bool decodeEnd(const Bytes& b, RdmaConnection::End* e) {
 Result<std::unique_ptr<RdmaTransport>> RdmaTransport::create(TransportContext ctx, PeerInfo* self) {
   MYR_ASSIGN_OR_RETURN(const Verbs* v, loadVerbs());
   std::unique_ptr<RdmaTransport> t(new RdmaTransport(std::move(ctx)));
-  MYR_ASSIGN_OR_RETURN(t->device_, IbDevice::open(*v, *t->ctx_.config, t->ctx_.rank));
+  MYR_ASSIGN_OR_RETURN(t->ports_, rdmaPortRange(t->ctx_.config->netPorts));
+  NicChoice topo;
+  topo.why = "no topology";
+  if (t->ctx_.topology) {
+    NicWish wish;
+    wish.gpu = t->ctx_.gpu;
+    wish.cpus = allowedCpus();
+    wish.spread = t->ctx_.rank;  // the local index is not known yet: peers are exchanged after this
+    topo = topologyNic(*t->ctx_.topology, wish);
+  }
+  MYR_ASSIGN_OR_RETURN(t->device_, IbDevice::open(*v, *t->ctx_.config, topo, t->ctx_.rank));
   t->mrs_ = std::make_unique<MrCache>(*v, t->device_->pd(), t->ctx_.config->ibRegCache, t->device_->describe());
   t->selfHostId_ = self->hostId;
   t->selfPidNs_ = self->pidNamespace;
   self->rdmaDevice = t->device_->name() + ":" + std::to_string(t->device_->port());
-  MYR_LOG(kInfo, kNet, t->ctx_.rank, "rdma: using " + t->device_->describe());
+  MYR_LOG(kInfo, kNet, t->ctx_.rank, "rdma: using " + t->device_->describe() + " (" + t->device_->choiceNote() + ")");
   return t;
 }
 
@@ -106,6 +132,7 @@ RdmaConnection::RdmaConnection(const PeerInfo& peer, RdmaTransport* t)
     : Connection(peer), t_(t), v_(t->device().verbs()) {}
 
 RdmaConnection::~RdmaConnection() {
+  if (paths_) mp::forgetTelemetry(t_->context().commTag, peer_.rank);
   for (auto& s : sends_) t_->mrs().release(s.mr);
   for (auto& r : recvs_) t_->mrs().release(r.mr);
   for (auto& q : qps_)
@@ -122,8 +149,10 @@ std::string RdmaConnection::where() const {
 Status RdmaConnection::setUp() {
   IbDevice& d = t_->device();
   const TransportContext& ctx = t_->context();
-  const int n = ctx.config->ibQpsPerPeer;
-  const std::vector<uint16_t> ports = pairPorts(ctx.rank, peer_.rank, n);
+  const int n = ctx.config->ibQpsPerPeer + kSpareQps;
+  // The lower rank chooses every QP's port; the higher one learns them from its record (connectQps).
+  if (ctx.rank < peer_.rank) paths_ = std::make_unique<QpPaths>(pathOptions(t_->ports()));
+  pieceBytes_ = std::max<size_t>(4096, ctx.config->netChunkBytes);
   cq_ = v_.createCq(d.context(), n * (kSqDepth + kRqDepth) + 16, nullptr, nullptr, 0);
   if (!cq_) return systemError("rdma: ibv_create_cq on " + d.describe() + " for " + peer_.describe(), errno);
   ctl_.assign((static_cast<size_t>(n) * kRqDepth + kSqDepth) * kSlotBytes, 0);
@@ -159,8 +188,10 @@ Status RdmaConnection::setUp() {
     Qp q;
     q.qp = qp;
     q.psn = randomPsn(ctx.rank, peer_.rank, i);
-    q.udpPort = ports[static_cast<size_t>(i)];
-    q.flowLabel = flowLabelForPort(q.udpPort);
+    if (paths_) {
+      q.udpPort = paths_->port(i);
+      q.flowLabel = flowLabelForPort(q.udpPort);
+    }
     qps_.push_back(q);
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_INIT;
@@ -170,10 +201,25 @@ Status RdmaConnection::setUp() {
     int rc = v_.modifyQp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
     if (rc != 0) return systemError("rdma: QP to INIT on " + d.describe() + " for " + peer_.describe(), rc);
     for (int s = 0; s < kRqDepth; ++s) MYR_TRY(postRecvSlot(i, s));
-    mine.qps.push_back({qp->qp_num, q.psn});
+    mine.qps.push_back({qp->qp_num, q.psn, q.udpPort});
   }
   MYR_TRY(ctx.store->set(qpKey(ctx.rank, peer_.rank), encodeEnd(mine)).addContext("rdma: publishing QPs"));
   return Status::ok();
+}
+
+QpPathOptions RdmaConnection::pathOptions(const mp::PortRange& ports) const {
+  const TransportContext& ctx = t_->context();
+  const Config& c = *ctx.config;
+  QpPathOptions o;
+  o.active = c.ibQpsPerPeer;
+  o.spares = kSpareQps;
+  o.adaptive = c.netAdaptive;
+  o.capBytes = std::max(c.netChunkBytes, c.netInflightBytes / static_cast<size_t>(c.ibQpsPerPeer));
+  o.ports = ports;
+  const uint64_t self = static_cast<uint64_t>(ctx.rank), peer = static_cast<uint64_t>(peer_.rank);
+  o.seed = c.netSeed ? c.netSeed * 1000003 + self * 7919 + peer
+                     : std::random_device{}() ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
+  return o;
 }
 
 Status RdmaConnection::postRecvSlot(int qp, int slot) {
@@ -205,8 +251,26 @@ Status RdmaConnection::handshake() {
       return Status(Code::kRemoteError, "rdma: malformed QP record of " + peer_.describe());
     if (remote.qps.size() != qps_.size())
       return invalidUsage("rdma: " + peer_.describe() + " opens " + std::to_string(remote.qps.size()) +
-                          " QPs per peer, this rank " + std::to_string(qps_.size()) +
+                          " QPs per peer (spares included), this rank " + std::to_string(qps_.size()) +
                           " (MYRIAD_IB_QPS_PER_PEER must be equal on all ranks)");
+    if (!paths_) {  // the higher rank: the lower one chose the ports
+      mp::PortRange theirs;
+      for (const auto& q : remote.qps) {
+        if (q.port < 0xC000 || q.port > 0xFFFF ||
+            std::find(theirs.preset.begin(), theirs.preset.end(), q.port) != theirs.preset.end())
+          return Status(Code::kRemoteError, "rdma: " + peer_.describe() +
+                                                " published an invalid or repeated UDP port " + std::to_string(q.port) +
+                                                " for a QP");
+        theirs.preset.push_back(static_cast<uint16_t>(q.port));
+      }
+      theirs.lo = 0xC000;
+      theirs.hi = 0xFFFF;
+      paths_ = std::make_unique<QpPaths>(pathOptions(theirs));
+      for (int i = 0; i < static_cast<int>(qps_.size()); ++i) {
+        qps_[static_cast<size_t>(i)].udpPort = paths_->port(i);
+        qps_[static_cast<size_t>(i)].flowLabel = flowLabelForPort(paths_->port(i));
+      }
+    }
     MYR_TRY(connectQps(remote));
     MYR_TRY(ctx.store->set(rtrKey(ctx.rank, peer_.rank), Bytes{1}).addContext("rdma: publishing RTR"));
     state_ = State::kWaitPeer;
@@ -226,7 +290,7 @@ Status RdmaConnection::connectQps(const End& remote) {
   peerDevice_ = remote.device + ":" + std::to_string(remote.port);
   maxMsg_ = std::min<size_t>(d.maxMsg(), remote.maxMsg ? remote.maxMsg : d.maxMsg());
   const auto mtu = static_cast<ibv_mtu>(std::min<uint32_t>(static_cast<uint32_t>(d.activeMtu()), remote.mtu));
-  std::string labels, ports;
+  std::string labels, ports, spares;
   for (size_t i = 0; i < qps_.size(); ++i) {
     Qp& q = qps_[i];
     ibv_qp_attr a{};
@@ -264,11 +328,15 @@ Status RdmaConnection::connectQps(const End& remote) {
         IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
     if (rc != 0) return systemError("rdma: QP " + std::to_string(i) + " to RTS with " + where(), rc);
     labels += (i ? "," : "") + std::to_string(q.flowLabel);
-    ports += (i ? "," : "") + std::to_string(udpSourcePort(q.flowLabel));
+    const bool active = paths_->state(static_cast<int>(i)) == mp::PathState::kActive;
+    std::string& list = active ? ports : spares;
+    list += (list.empty() ? "" : ",") + std::to_string(udpSourcePort(q.flowLabel));
   }
   MYR_LOG(kInfo, kNet, t_->context().rank,
           "rdma: connected to " + where() + ": " + std::to_string(qps_.size()) + " QPs, flow labels " + labels +
-              ", udp source ports " + ports);
+              ", udp source ports " + ports + " (active), spare ports " + spares + ", " +
+              (paths_->adaptive() ? "adaptive" : "static split"));
+  mp::publishTelemetry(paths_->telemetry(t_->context().commTag, t_->context().rank, peer_.rank));
   return Status::ok();
 }
 

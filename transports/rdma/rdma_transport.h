@@ -1,11 +1,14 @@
-// rdma: RoCEv2 (or InfiniBand) verbs between ranks. Per peer, N reliable-connected QPs (MYRIAD_IB_QPS_PER_PEER),
-// each with its own flow label, so its own UDP source port and ECMP path. Set-up: connect() creates the QPs
+// rdma: RoCEv2 (or InfiniBand) verbs between ranks. Per peer, N active reliable-connected QPs
+// (MYRIAD_IB_QPS_PER_PEER) plus kSpareQps connected spares, each with its own flow label, so its own UDP source
+// port and ECMP path; the lower rank of the pair chooses the ports (mp::PathSet) and publishes them, both ends
+// set the same labels. Set-up: connect() creates the QPs
 // and publishes them in the store ("rdma.qp.<me>.<peer>"); poll() picks up the peer's, moves the QPs to RTS,
 // publishes "rdma.rtr.<me>.<peer>" and sends nothing until the peer's RTR record appears (a packet to a QP
 // that is not ready yet would wait out a whole ACK timeout). Data: receiver-driven. For every posted receive
-// the receiver sends a clear-to-send (inline SEND: sequence, tag, size, address, rkey) on QP 0; the sender
-// RDMA-WRITEs the message in pieces over the QPs (at most the device's max message size each), every piece
-// a WRITE WITH IMMEDIATE carrying the message's sequence number and piece index; the receiver counts them. Invariant:
+// the receiver sends a clear-to-send (inline SEND: sequence, tag, size, address, rkey, piece size) on one of
+// its active QPs; the sender RDMA-WRITEs the message in pieces of that size over its active QPs (QpPaths
+// decides which), every piece a WRITE WITH IMMEDIATE carrying the message's sequence number and piece index;
+// the receiver counts them, whichever QP they came on. Invariant:
 // messages match in order (the n-th send with the n-th receive) and a send is done only once the peer acknowledged its
 // bytes.
 #pragma once
@@ -19,6 +22,7 @@
 #include "core/transport.h"
 #include "transports/rdma/ib_device.h"
 #include "transports/rdma/mr_cache.h"
+#include "transports/rdma/qp_paths.h"
 
 namespace myriad {
 
@@ -36,6 +40,7 @@ class RdmaTransport final : public Transport {
   IbDevice& device() { return *device_; }
   MrCache& mrs() { return *mrs_; }
   const TransportContext& context() const { return ctx_; }
+  const mp::PortRange& ports() const { return ports_; }
   // This rank's host and pid namespace: peers that share both can be checked for liveness by pid.
   const std::string& selfHostId() const { return selfHostId_; }
   uint64_t selfPidNamespace() const { return selfPidNs_; }
@@ -45,6 +50,7 @@ class RdmaTransport final : public Transport {
   TransportContext ctx_;
   std::unique_ptr<IbDevice> device_;
   std::unique_ptr<MrCache> mrs_;
+  mp::PortRange ports_;
   std::string selfHostId_;
   uint64_t selfPidNs_ = 0;
 };
@@ -64,11 +70,13 @@ class RdmaConnection final : public Connection {
   static constexpr int kSqDepth = 64;       // send WRs outstanding per QP
   static constexpr int kRqDepth = 128;      // receives posted per QP
   static constexpr size_t kSlotBytes = 64;  // one control message
+  static constexpr int kSpareQps = 2;       // connected spare QPs per peer, for re-pathing
 
   // Wire records, public for the handshake code in rdma_transport.cc.
   struct QpEnd {
     uint32_t qpn = 0;
     uint32_t psn = 0;
+    uint32_t port = 0;  // the UDP source port of its flow label; published by the lower rank only (else 0)
   };
   struct End {
     std::string device;
@@ -89,13 +97,14 @@ class RdmaConnection final : public Connection {
   struct Cts {
     uint32_t magic, seq, tag, rkey;
     uint64_t addr, bytes;
+    uint32_t pieceBytes, pad;
   };
   struct SendMsg {
     Request* r;
     uint32_t seq;
     bool started = false;  // its clear-to-send arrived and matched
     Cts cts{};
-    std::vector<Piece> plan;
+    size_t pieces = 0;
     std::vector<bool> posted;
     size_t nposted = 0;
     int outstanding = 0;
@@ -119,6 +128,8 @@ class RdmaConnection final : public Connection {
   Status postWrites();
   Status postRecvSlot(int qp, int slot);
   Status fail(Status s);
+  QpPathOptions pathOptions(const mp::PortRange& ports) const;
+  void afterCompletions();
   Status wcError(const ibv_wc& wc) const;
   std::string where() const;  // "rank 3 (host pid 7) via rxe1:1 -> rxe2:1"
   void finishSends();
@@ -132,6 +143,8 @@ class RdmaConnection final : public Connection {
   size_t maxMsg_ = 0;
   ibv_cq* cq_ = nullptr;
   std::vector<Qp> qps_;
+  std::unique_ptr<QpPaths> paths_;  // the sending side's choice of QPs; made once the ports are known
+  size_t pieceBytes_ = 0;           // the piece size this end asks for in its clear-to-sends
   ibv_mr* ctlMr_ = nullptr;
   std::vector<uint8_t> ctl_;  // receive slots of every QP, then send slots of QP 0
   int maxInline_ = 0;
