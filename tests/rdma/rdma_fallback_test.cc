@@ -24,8 +24,9 @@ bool machineHasRdmaDevices() {
          !std::filesystem::is_empty("/sys/class/infiniband", ec);
 }
 
-// Runs the quick all-reduce and all-to-all cases on 3 ranks under MYRIAD_NET=auto with `hca`.
-void expectTcpFallback(const char* hca) {
+// Runs the quick all-reduce and all-to-all cases on 3 ranks under MYRIAD_NET=auto with `hca` (and, if
+// given, MYRIAD_NET_PORTS=`ports`).
+void expectTcpFallback(const char* hca, const char* ports = nullptr) {
   const uint64_t seed = testSeed();
   auto cases = collCases(Coll::kAllReduce, 3, true);
   auto more = collCases(Coll::kAllToAll, 3, true);
@@ -37,6 +38,7 @@ void expectTcpFallback(const char* hca) {
       setenv("MYRIAD_IB_HCA", hca, 1);
     else
       unsetenv("MYRIAD_IB_HCA");
+    if (ports) setenv("MYRIAD_NET_PORTS", ports, 1);
     return runInChild(3, rank, id, false, [&](myrComm_t comm, myrStream_t stream) {
       return runCollCases(comm, rank, 3, cases, stream, seed);
     });
@@ -47,6 +49,11 @@ void expectTcpFallback(const char* hca) {
 
 TEST(RdmaFallback, AutoUsesTcpWhenEveryDeviceIsExcluded) {
   expectTcpFallback("^");
+}
+
+// tcp source ports below RoCEv2's range (as the fabric benchmarks pin) are no concern of an unused rdma.
+TEST(RdmaFallback, TcpPortsBelowRoceRangeDoNotStopTheFallback) {
+  expectTcpFallback("^", "20464,20465,20466,20467,20468");
 }
 
 TEST(RdmaFallback, AutoUsesTcpOnAMachineWithoutDevices) {

@@ -98,7 +98,6 @@ std::vector<int> allowedCpus() {
 Result<std::unique_ptr<RdmaTransport>> RdmaTransport::create(TransportContext ctx, PeerInfo* self) {
   MYR_ASSIGN_OR_RETURN(const Verbs* v, loadVerbs());
   std::unique_ptr<RdmaTransport> t(new RdmaTransport(std::move(ctx)));
-  MYR_ASSIGN_OR_RETURN(t->ports_, rdmaPortRange(t->ctx_.config->netPorts));
   NicChoice topo;
   topo.why = "no topology";
   if (t->ctx_.topology) {
@@ -109,6 +108,8 @@ Result<std::unique_ptr<RdmaTransport>> RdmaTransport::create(TransportContext ct
     topo = topologyNic(*t->ctx_.topology, wish);
   }
   MYR_ASSIGN_OR_RETURN(t->device_, IbDevice::open(*v, *t->ctx_.config, topo, t->ctx_.rank));
+  // Only once a device is in use: MYRIAD_NET_PORTS is shared with tcp, whose ports may lie below RoCEv2's.
+  MYR_ASSIGN_OR_RETURN(t->ports_, rdmaPortRange(t->ctx_.config->netPorts));
   t->mrs_ = std::make_unique<MrCache>(*v, t->device_->pd(), t->ctx_.config->ibRegCache, t->device_->describe());
   t->selfHostId_ = self->hostId;
   t->selfPidNs_ = self->pidNamespace;
