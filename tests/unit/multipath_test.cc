@@ -244,16 +244,19 @@ TEST(MultipathControl, RepathsThatDoNotHelpBackOff) {
   std::vector<double> s = {0.002, 0.002, 0.002, 0.008};  // slot 3 stays slow whatever port it gets
   std::vector<int> gaps;
   int since = 0;
-  for (int round = 0; round < 400 && gaps.size() < 4; ++round) {
+  for (int round = 0; round < 1000 && gaps.size() < 7; ++round) {
     ++since;
     if (runRound(c, s) != 3) continue;
     c.forget(3);
     gaps.push_back(since);
     since = 0;
+    // re-path k (from 1) was made after k-1 misses: its hold-down doubles every second miss
+    EXPECT_EQ(c.holdDownNow(), p.holdDownRounds << ((gaps.size() - 1) / 2)) << "re-path " << gaps.size();
   }
-  ASSERT_EQ(gaps.size(), 4u);
-  for (size_t i = 2; i < gaps.size(); ++i) EXPECT_GE(gaps[i], 2 * gaps[i - 1] - p.badRounds) << "gap " << i;
-  EXPECT_EQ(c.holdDownNow(), p.holdDownRounds << 3);
+  ASSERT_EQ(gaps.size(), 7u);
+  // gaps[m] (m >= 1) is re-path m's hold-down plus the rounds its successor takes to look bad again
+  for (size_t m = 3; m < gaps.size(); m += 2) EXPECT_GE(gaps[m], 2 * gaps[m - 2] - 2 * p.badRounds) << "gap " << m;
+  EXPECT_EQ(gaps[2], gaps[1]);  // one miss alone does not lengthen the hold-down
 }
 
 TEST(MultipathControl, RepathThatHelpsKeepsTheShortHoldDown) {

@@ -77,7 +77,8 @@ int ControlLoop::round(const std::vector<PathRound>& paths, double seconds) {
     return -1;
   }
   if (beforeRepath_ >= 0) {  // the last re-path's hold-down is over: did it help?
-    backoff_ = peer_ >= p_.gainFactor * beforeRepath_ ? 0 : std::min(backoff_ + 1, p_.maxBackoff);
+    misses_ = peer_ >= p_.gainFactor * beforeRepath_ ? 0 : misses_ + 1;
+    backoff_ = std::min(misses_ / 2, p_.maxBackoff);
     beforeRepath_ = -1;
   }
   if (worst < 0) return -1;

@@ -4,9 +4,10 @@
 // median of the other active paths (or of a spare scout that shows a faster path exists), or its throughput
 // is well under its share while the peer runs below the best rate it has shown; never on absolute congestion.
 // Bad for 3 rounds in a row -> re-path: at most one path per round, with probability 1/2, then a hold-down.
-// Damping: a re-path is judged when its hold-down ends; one that did not raise the peer's throughput doubles
-// the next hold-down (noise, or a fabric with nothing better to offer, must not make paths churn), one that
-// did resets it.
+// Damping: a re-path is judged when its hold-down ends. Every second re-path in a row that did not raise the
+// peer's throughput doubles the hold-down (noise, or a fabric with nothing better to offer, must not make
+// paths churn); one that helped resets it. One miss alone is no evidence: a random new port lands on the
+// same congested spine as often as not on a two-spine fabric.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +24,8 @@ struct ControlParams {
   double lineFraction = 0.9;       // ... while the peer is under this fraction of its best rate
   int badRounds = 3;               // consecutive bad rounds before a re-path
   int holdDownRounds = 6;          // rounds after a re-path in which no other path of the peer moves ...
-  int maxBackoff = 5;              // ... doubled (up to 2^this) after each re-path that did not raise the
-  double gainFactor = 1.05;        // peer's throughput by this factor by the end of its hold-down
+  int maxBackoff = 4;              // ... doubled (up to 2^this) per 2 re-paths in a row that did not raise
+  double gainFactor = 1.05;        // the peer's throughput by this factor by the end of their hold-downs
   double repathProbability = 0.5;  // coin flip per eligible round (desynchronises peers)
   double stallFactor = 8;          // stalled: oldest chunk older than this x the siblings' median ...
   double stallMinSec = 0.25;       // ... and than this
@@ -51,6 +52,12 @@ class ControlLoop {
 
   // One round of `seconds`; returns the slot to re-path now, or -1.
   int round(const std::vector<PathRound>& paths, double seconds);
+  // The re-path that round() returned was not made (no spare promised better): it is neither judged nor
+  // held down, and the path stays bad until it has been bad for badRounds again.
+  void declined() {
+    holdDown_ = 0;
+    beforeRepath_ = -1;
+  }
   // A slot that now holds a new path: its history no longer applies.
   void forget(int slot) { views_.erase(slot); }
   const PathView* view(int slot) const;
@@ -70,6 +77,7 @@ class ControlLoop {
   double peer_ = 0, peak_ = 0;
   int rounds_ = 0;
   int holdDown_ = 0;
+  int misses_ = 0;            // re-paths in a row that did not help
   int backoff_ = 0;           // current hold-down is holdDownRounds << backoff_
   double beforeRepath_ = -1;  // the peer's throughput when the re-path under judgement was made
 };

@@ -60,6 +60,8 @@ class Lane {
   virtual bool flushed() const = 0;
   virtual Status poll(LaneEvents& events) = 0;
   virtual Delivery delivery() const { return Delivery::kUnknown; }
+  // A file descriptor whose readiness (poll(2)) says when poll() has something to do, or -1: always poll.
+  virtual int fd() const { return -1; }
   // The rest of the data chunk being read now is dropped, not placed (another copy of it arrived whole;
   // this one may resume long after, when the buffer is the application's again).
   virtual void discardRest() = 0;

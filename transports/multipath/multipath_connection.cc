@@ -1,6 +1,8 @@
 // MultipathConnection (see multipath_connection.h): lane upkeep, the send and receive sides, rounds.
 #include "transports/multipath/multipath_connection.h"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -9,6 +11,7 @@
 namespace myriad::mp {
 namespace {
 constexpr int kRoundAcksPerPath = 8;
+constexpr double kSpareGain = 1.25;  // a spare is worth moving to when its chunks are served this much faster
 // A lane that has not opened by then is given up for another port (its SYN may hash onto a dead spine):
 // 8x the slowest open seen toward this peer, within [0.2 s, 1 s] (1 s until one has opened).
 constexpr double kOpenTimeoutMinSec = 0.2, kOpenTimeoutMaxSec = 1.0;
@@ -479,10 +482,48 @@ Status MultipathConnection::quarantine(int slot, const Status& why) {
   return Status::ok();
 }
 
+// The spare that `slot`'s position should move to: the fastest one scouting has measured, else one not
+// measured yet (a coin flip on most fabrics, no worse than staying). Measured spares no faster than `slot`
+// itself sit behind the same bottleneck: they are re-rolled to fresh ports, and -1 says none is worth it.
+int MultipathConnection::chooseSpare(int slot) {
+  const PathView* bad = ctl_.view(slot);
+  const double badService = bad && bad->samples >= 2 ? bad->service : 0;
+  int best = -1, blind = -1;
+  std::vector<std::pair<int, double>> behind;
+  for (int i = 0; i < paths_.size(); ++i) {
+    if (paths_.path(i).state != PathState::kSpare) continue;
+    const PathView* v = ctl_.view(i);
+    if (!v || v->samples < 2) {
+      if (blind < 0) blind = i;
+    } else if (badService > 0 && v->service * kSpareGain > badService) {
+      behind.emplace_back(i, v->service);
+    } else if (best < 0 || v->service < ctl_.view(best)->service) {
+      best = i;
+    }
+  }
+  for (auto [spare, service] : behind)
+    reroll(spare, "no faster than path " + std::to_string(slot) + " it would replace (" +
+                      std::to_string(service * 1e3) + " ms per chunk against " + std::to_string(badService * 1e3) +
+                      ")");
+  return best >= 0 ? best : blind;
+}
+
+void MultipathConnection::reroll(int spare, const std::string& why) {
+  Path& s = paths_.path(spare);
+  MYR_LOG(kInfo, kNet, o_.rank,
+          "multipath: spare path " + std::to_string(spare) + " (port " + std::to_string(s.port) + ") toward " +
+              peer_.describe() + " re-rolled: " + why);
+  s.state = PathState::kDraining;
+  paths_.tabu(s.port);
+  sched_.closeLane(spare);
+  ctl_.forget(spare);
+  ++rerolls_;
+}
+
 void MultipathConnection::repath(int slot) {
-  int spare = readySpare();
   Path& p = paths_.path(slot);
-  if (spare < 0 || p.state != PathState::kActive) return;
+  int spare = p.state == PathState::kActive ? chooseSpare(slot) : -1;
+  if (spare < 0) return ctl_.declined();
   Path& s = paths_.path(spare);
   MYR_LOG(kInfo, kNet, o_.rank,
           "multipath: re-path toward " + peer_.describe() + ": port " + std::to_string(p.port) + " -> " +
@@ -517,10 +558,39 @@ void MultipathConnection::closeDrained() {
   }
 }
 
+// One poll(2) over every lane's descriptor, then only the lanes with something to do are polled: an idle
+// lane would otherwise cost a recv() per poll, and a path set has ten or so.
+std::vector<bool> MultipathConnection::lanesDue() {
+  std::vector<pollfd>& fds = pollFds_;
+  fds.clear();
+  const size_t nout = out_.size();
+  std::vector<bool> due(nout + in_.size(), false);
+  std::vector<size_t> who;
+  auto add = [&](size_t k, const Lane& l) {
+    int fd = l.fd();
+    if (fd < 0 || !l.flushed()) return void(due[k] = true);
+    fds.push_back(pollfd{fd, POLLIN, 0});
+    who.push_back(k);
+  };
+  for (size_t i = 0; i < nout; ++i)
+    if (out_[i]) add(i, *out_[i]);
+  for (size_t i = 0; i < in_.size(); ++i) add(nout + i, *in_[i]);
+  if (fds.empty()) return due;
+  if (::poll(fds.data(), fds.size(), 0) < 0) {
+    for (size_t k : who) due[k] = true;
+    return due;
+  }
+  for (size_t j = 0; j < fds.size(); ++j)
+    if (fds[j].revents != 0) due[who[j]] = true;
+  return due;
+}
+
 Status MultipathConnection::pollLanes() {
+  const std::vector<bool> due = lanesDue();
+  const size_t nout = out_.size();
   for (int slot = 0; slot < paths_.size(); ++slot) {
     auto& l = out_[static_cast<size_t>(slot)];
-    if (!l) continue;
+    if (!l || !due[static_cast<size_t>(slot)]) continue;
     Status s = l->poll(*this);
     if (s.isOk()) continue;
     if (paths_.path(slot).state == PathState::kClosed) {
@@ -535,8 +605,10 @@ Status MultipathConnection::pollLanes() {
   auto now = Clock::now();
   bool checkBack = now - lastBackCheck_ >= kBackCheckEvery;
   if (checkBack) lastBackCheck_ = now;
-  for (auto& l : in_) {
-    Status s = l->poll(*this);
+  for (size_t i = 0; i < in_.size(); ++i) {
+    auto& l = in_[i];
+    if (!due[nout + i] && !checkBack) continue;
+    Status s = due[nout + i] ? l->poll(*this) : Status::ok();
     if (s.isOk() && l->bye) {
       l.reset();
       continue;
@@ -642,6 +714,7 @@ PeerTelemetry MultipathConnection::telemetry() const {
   t.duplicates = sched_.duplicates();
   t.quarantines = quarantines_;
   t.repaths = repaths_;
+  t.rerolls = rerolls_;
   t.rounds = ctl_.rounds();
   t.throughput = ctl_.peerThroughput();
   t.adaptive = o_.adaptive;
@@ -682,7 +755,7 @@ Status MultipathConnection::poll() {
   completeOps();
   // Acks queued by this poll leave now: the peer's send may wait on them after our receive is done.
   for (auto& l : in_)
-    if (!l->bye) l->poll(*this).ignore();  // a failure shows again, and is handled, on the next poll
+    if (!l->bye && !l->flushed()) l->poll(*this).ignore();  // a failure shows again, and is handled, next poll
   return fatal_;
 }
 

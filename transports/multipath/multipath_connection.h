@@ -6,6 +6,8 @@
 // so the sender still holds every chunk that may have to be re-sent.
 #pragma once
 
+#include <poll.h>
+
 #include <deque>
 #include <map>
 #include <memory>
@@ -23,7 +25,7 @@ namespace myriad::mp {
 
 struct MultipathOptions {
   int paths = 4;
-  int spares = 1;
+  int spares = 2;
   bool adaptive = true;
   uint64_t splitBytes = 512 << 10;
   uint64_t chunkBytes = 64 << 10;
@@ -109,12 +111,15 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Status adoptIncoming();
   Status openLanes();
   Status openSlot(bool active, int position);
+  std::vector<bool> lanesDue();
   Status pollLanes();
   void promoteReady();
   void feed();
   void checkStalls();
   void maybeRound();
   void repath(int slot);
+  int chooseSpare(int slot);
+  void reroll(int spare, const std::string& why);
   Status quarantine(int slot, const Status& why);
   void closeDrained();
   void completeOps();
@@ -145,11 +150,12 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Clock::time_point lastOpenTry_{};
   Clock::time_point incomingLost_{};
   Clock::time_point lastBackCheck_{};
+  std::vector<struct pollfd> pollFds_;
   int roundAcks_ = 0;
   int feedStart_ = 0;
   int refusedInRow_ = 0;
   double slowestOpenSec_ = 0;
-  uint64_t bytesAcked_ = 0, chunksAcked_ = 0, quarantines_ = 0, repaths_ = 0;
+  uint64_t bytesAcked_ = 0, chunksAcked_ = 0, quarantines_ = 0, repaths_ = 0, rerolls_ = 0;
 };
 
 }  // namespace myriad::mp

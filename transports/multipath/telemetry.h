@@ -25,6 +25,7 @@ struct PeerTelemetry {
   std::string comm;  // the communicator's tag
   int rank = 0, peer = 0;
   uint64_t bytes = 0, chunks = 0, duplicates = 0, quarantines = 0, repaths = 0;
+  uint64_t rerolls = 0;  // spares given a fresh port because scouting found them no faster
   int rounds = 0;
   double throughput = 0;
   bool adaptive = true;

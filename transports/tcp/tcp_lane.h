@@ -33,6 +33,7 @@ class TcpLane final : public mp::Lane {
   // kStuck: bytes are unacknowledged and the kernel has heard no ack for max(0.5 s, 2 RTOs).
   mp::Delivery delivery() const override;
   void discardRest() override { place_.discard = true; }
+  int fd() const override { return ready() && pending_.isOk() ? fd_.get() : -1; }
 
  private:
   struct Out {

@@ -18,6 +18,7 @@ constexpr uint32_t kHelloMagic = 0x5459594d;      // "MYYT": the one connection 
 constexpr uint32_t kLaneHelloMagic = 0x4c59594d;  // "MYYL": one lane of a path set
 constexpr size_t kHelloBytes = 4 + 16 + 4 + 4;
 constexpr int kHelloTimeoutMs = 10000;
+constexpr auto kAcceptEvery = std::chrono::microseconds(500);
 }  // namespace
 
 Result<std::unique_ptr<TcpTransport>> TcpTransport::create(TransportContext ctx, PeerInfo* self) {
@@ -92,6 +93,9 @@ Result<std::unique_ptr<Connection>> TcpTransport::connect(const PeerInfo& peer) 
 }
 
 void TcpTransport::acceptNew() {
+  auto now = Clock::now();
+  if (now - lastAccept_ < kAcceptEvery) return;
+  lastAccept_ = now;
   while (true) {
     SockAddr from;
     from.len = sizeof(from.ss);

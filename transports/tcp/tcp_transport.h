@@ -43,7 +43,7 @@ class TcpTransport final : public Transport {
     size_t got = 0;
   };
   explicit TcpTransport(TransportContext ctx) : ctx_(std::move(ctx)) {}
-  void acceptNew();
+  void acceptNew();  // at most every kAcceptEvery: every poll of every lane set comes through here
   void readHellos();
 
   TransportContext ctx_;
@@ -52,6 +52,7 @@ class TcpTransport final : public Transport {
   std::map<int, Fd> ready_;              // authenticated, by rank
   std::map<int, std::deque<Fd>> lanes_;  // authenticated lanes, by the rank that opened them
   SockAddr self_;
+  Clock::time_point lastAccept_{};
 };
 
 class TcpConnection final : public Connection {
