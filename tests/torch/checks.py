@@ -5,6 +5,7 @@ the call or dtype (PREMUL_SUM, AVG, float8, list all_to_all ...) the local refer
 """
 
 import os
+import sys
 import traceback
 import warnings
 
@@ -130,8 +131,8 @@ class Checks:
             fn()
         except Exception as e:  # noqa: BLE001  every failure is reported with its name
             self.failures.append(f"rank {self.rank}: {name}: {type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}")
-            if TRACE:
-                print(self.failures[-1], flush=True)
+            # at once: a rank that then hangs (its peers out of step with it) is killed before it reports
+            print(self.failures[-1], file=sys.stderr, flush=True)
 
     def case(self, name, call, ref, loose=False, gloo=True):
         """call(group) -> this rank's outputs; ref() -> what they must be. Also run on gloo when it can

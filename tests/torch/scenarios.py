@@ -72,14 +72,16 @@ def _scenarios(c, rank, world, gloo):
             work = dist.irecv(t, src=1, group=g)
             start = time.monotonic()
             try:
-                work.wait(timeout=datetime.timedelta(milliseconds=500))
-                raise AssertionError("wait(500 ms) returned before the matching send")
-            except dist.DistBackendError as e:
-                assert "did not complete within 500 ms" in str(e), str(e)
-            elapsed = time.monotonic() - start
-            assert elapsed < 3.0, f"wait(500 ms) took {elapsed:.1f} s"
-            dist.barrier(group=gloo)
-            work.wait()
+                try:
+                    work.wait(timeout=datetime.timedelta(milliseconds=500))
+                    raise AssertionError("wait(500 ms) returned before the matching send")
+                except dist.DistBackendError as e:
+                    assert "did not complete within 500 ms" in str(e), str(e)
+                elapsed = time.monotonic() - start
+                assert elapsed < 3.0, f"wait(500 ms) took {elapsed:.1f} s"
+            finally:  # a failed assertion must not leave the other ranks at the barrier
+                dist.barrier(group=gloo)
+                work.wait()
             expect_same(t, torch.arange(8.0), "irecv after its wait timed out")
         else:
             dist.barrier(group=gloo)

@@ -25,6 +25,13 @@ ShmBell::~ShmBell() {
   if (owner_) shm_unlink(name_.c_str());
 }
 
+bool ShmBell::nameExists() const {
+  int fd = shm_open(name_.c_str(), O_RDONLY, 0600);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
 Status ShmBell::open(const std::string& name, bool owner) {
   // Every opener may create it: the size is fixed and a fresh tmpfs page is zero, i.e. a valid bell.
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT, 0600);

@@ -33,6 +33,8 @@ class ShmBell {
   void ring();
   // Sleeps until seq differs from `seen` or `timeoutUs` passes.
   void wait(uint32_t seen, int timeoutUs);
+  // Whether the bell's name is still there: its owner unlinks it when its transport goes.
+  bool nameExists() const;
 
  private:
   BellWord* word_ = nullptr;

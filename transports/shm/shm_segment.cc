@@ -65,6 +65,7 @@ Status ShmSegment::create(const std::string& name, uint32_t slots, size_t slotBy
   c->probeAddr = probeAddr;
   c->probeValue = probeValue;
   c->cma.store(CmaState::kUnknown, std::memory_order_relaxed);
+  c->attached.store(0, std::memory_order_relaxed);
   c->head.store(0, std::memory_order_relaxed);
   c->tail.store(0, std::memory_order_relaxed);
   c->magic.store(kMagic, std::memory_order_release);
@@ -98,6 +99,7 @@ Status ShmSegment::attach(const std::string& name, uint32_t slots, size_t slotBy
   slots_ = slots;
   slotBytes_ = slotBytes;
   name_ = name;
+  c->attached.store(1, std::memory_order_release);
   shm_unlink(name.c_str());  // both ends are mapped now; the name is no longer needed
   return Status::ok();
 }

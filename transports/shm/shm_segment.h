@@ -1,7 +1,8 @@
 // A one-directional shared-memory FIFO between two processes of one host: the sender creates and owns it,
 // the receiver attaches when it first needs data and unlinks the name at once (so nothing is left in
-// /dev/shm once both ends are mapped). Slots are published with a release store of `head` and freed with
-// a release store of `tail`; each side only ever writes its own counter.
+// /dev/shm once both ends are mapped). A sender that goes before the receiver attached leaves the name only
+// while unread slots wait for a live receiver (see ~ShmConnection). Slots are published with a release store of `head`
+// and freed with a release store of `tail`; each side only ever writes its own counter.
 #pragma once
 
 #include <atomic>
@@ -37,6 +38,7 @@ struct ShmControl {
   uint64_t probeAddr;  // sender memory holding probeValue, for the receiver's CMA probe (0: no CMA)
   uint64_t probeValue;
   std::atomic<CmaState> cma;               // written by the receiver
+  std::atomic<uint32_t> attached;          // set by the receiver once it has mapped the segment
   alignas(64) std::atomic<uint64_t> head;  // slots published by the sender
   alignas(64) std::atomic<uint64_t> tail;  // slots consumed by the receiver
 };
@@ -55,6 +57,9 @@ class ShmSegment {
   Status attach(const std::string& name, uint32_t slots, size_t slotBytes);
 
   bool mapped() const { return base_ != nullptr; }
+  // Sender side: leave the name for a receiver that has yet to attach (it unlinks the name then).
+  void keepName() { owner_ = false; }
+  bool attachedByPeer() const { return control()->attached.load(std::memory_order_acquire) != 0; }
   ShmControl* control() const { return reinterpret_cast<ShmControl*>(base_); }
   ShmSlotHeader* slotHeader(uint64_t i) const;
   uint8_t* slotData(uint64_t i) const { return reinterpret_cast<uint8_t*>(slotHeader(i)) + sizeof(ShmSlotHeader); }
@@ -68,7 +73,7 @@ class ShmSegment {
   uint32_t slots_ = 0;
   size_t slotBytes_ = 0;
   std::string name_;
-  bool owner_ = false;  // the creator unlinks the name if the receiver never attached
+  bool owner_ = false;  // the creator unlinks the name on destruction unless keepName()
 };
 
 }  // namespace myriad

@@ -2,6 +2,7 @@
 #include "transports/shm/shm_transport.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 
 #include <cstring>
@@ -55,6 +56,19 @@ ShmConnection::ShmConnection(const PeerInfo& peer, std::string inName, uint32_t 
       slotBytes_(slotBytes),
       cmaMinBytes_(cmaMinBytes),
       probe_(0x9e3779b97f4a7c15ULL ^ reinterpret_cast<uintptr_t>(this)) {}
+
+ShmConnection::~ShmConnection() {
+  // An abort skips drain(): a receiver that has not attached yet may still need what we published (it may
+  // even be in the same collective, whose other ranks finished). The name stays for it to attach and unlink
+  // while it lives and its transport is up; a receiver that never attaches unlinks it when its own
+  // connection goes, below.
+  if (out_.mapped() && !out_.attachedByPeer()) {
+    ShmControl* c = out_.control();
+    bool unread = c->tail.load(std::memory_order_acquire) != c->head.load(std::memory_order_relaxed);
+    if (unread && checkAlive().isOk() && peerBell_.nameExists()) out_.keepName();
+  }
+  if (!in_.mapped()) shm_unlink(inName_.c_str());
+}
 
 Status ShmConnection::createOutbound(const std::string& name) {
   uint64_t probeAddr = cmaMinBytes_ == SIZE_MAX ? 0 : reinterpret_cast<uintptr_t>(&probe_);

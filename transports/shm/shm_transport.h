@@ -39,6 +39,7 @@ class ShmConnection final : public Connection {
   // cmaMinBytes: messages at least this large go by CMA when the receiver may read our memory;
   // SIZE_MAX disables CMA.
   ShmConnection(const PeerInfo& peer, std::string inName, uint32_t slots, size_t slotBytes, size_t cmaMinBytes);
+  ~ShmConnection() override;
   Status createOutbound(const std::string& name);
   ShmBell& peerBell() { return peerBell_; }
   bool sleepable() const override { return true; }
