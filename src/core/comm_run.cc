@@ -79,6 +79,13 @@ Status Comm::run(Task& task) {
   while (true) {
     // Read before polling: a ring that lands after this read makes the sleep below return at once.
     uint32_t bell = shm_->bellSeq();
+    // Connections with work of their own (acks to send, lanes to replace) are polled before the task, so
+    // that a request they complete is seen by this round's progress, not after a sleep.
+    for (Connection* c : open_) {
+      if (!c->hasBackgroundWork()) continue;
+      s = c->poll();
+      if (!s.isOk()) return failDetected(std::move(s));
+    }
     bool done = false;
     s = task.progress(&done);
     if (!s.isOk()) return failDetected(std::move(s));
@@ -87,18 +94,15 @@ Status Comm::run(Task& task) {
       return Status::ok();
     }
     if (errors_.aborted()) return usable();
-    for (Connection* c : open_) {
-      if (!c->hasBackgroundWork()) continue;
-      s = c->poll();
-      if (!s.isOk()) return failDetected(std::move(s));
-    }
     Clock::time_point latest{};
-    bool sleepable = true;
+    bool anyBusy = false, sleepable = true;
     for (Connection* c : open_) {
       if (!c->busy()) continue;
+      anyBusy = true;
       if (c->lastProgress() > latest) latest = c->lastProgress();
       sleepable = sleepable && c->sleepable();
     }
+    sleepable = sleepable && anyBusy;  // the bell wakes us for shm peers only, and none is awaited
     auto now = Clock::now();
     auto quiet = now - latest;
     if (quiet < spinFor) {
