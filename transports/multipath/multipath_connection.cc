@@ -722,18 +722,7 @@ PeerTelemetry MultipathConnection::telemetry() const {
     const Path& p = paths_.path(slot);
     const SlotStats& s = stats_[static_cast<size_t>(slot)];
     if (p.state == PathState::kClosed && s.bytes == 0) continue;
-    PathTelemetry pt;
-    pt.slot = slot;
-    pt.position = p.position;
-    pt.port = p.port;
-    pt.state = pathStateName(p.state);
-    pt.bytes = s.bytes;
-    const PathView* v = ctl_.view(slot);
-    pt.throughput = v ? v->throughput : 0;
-    pt.p50Ms = s.latency.quantile(0.5) * 1e3;
-    pt.p99Ms = s.latency.quantile(0.99) * 1e3;
-    pt.repaths = p.repaths;
-    t.paths.push_back(pt);
+    t.paths.push_back(describePath(slot, p, s.bytes, ctl_.view(slot), s.latency));
   }
   return t;
 }

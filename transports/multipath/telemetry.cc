@@ -54,6 +54,21 @@ std::vector<PeerTelemetry> telemetrySnapshot(const std::string& comm) {
   return out;
 }
 
+PathTelemetry describePath(int slot, const Path& p, uint64_t bytes, const PathView* view,
+                           const LatencyWindow& latency) {
+  PathTelemetry pt;
+  pt.slot = slot;
+  pt.position = p.position;
+  pt.port = p.port;
+  pt.state = pathStateName(p.state);
+  pt.bytes = bytes;
+  pt.throughput = view ? view->throughput : 0;
+  pt.p50Ms = latency.quantile(0.5) * 1e3;
+  pt.p99Ms = latency.quantile(0.99) * 1e3;
+  pt.repaths = p.repaths;
+  return pt;
+}
+
 std::string formatTelemetry(const std::vector<PeerTelemetry>& peers) {
   std::string out;
   char line[256];

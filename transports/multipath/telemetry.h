@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "transports/multipath/control.h"
+#include "transports/multipath/path_set.h"
+
 namespace myriad::mp {
 
 struct PathTelemetry {
@@ -49,5 +52,9 @@ void forgetTelemetry(const std::string& comm, int peer);
 std::vector<PeerTelemetry> telemetrySnapshot(const std::string& comm);
 // A table, one line per path, grouped by peer.
 std::string formatTelemetry(const std::vector<PeerTelemetry>& peers);
+
+// One path's row, from what every path set keeps about it: its Path, the payload bytes it carried, the
+// control loop's view of it (null before its first round) and its service-time window.
+PathTelemetry describePath(int slot, const Path& p, uint64_t bytes, const PathView* view, const LatencyWindow& latency);
 
 }  // namespace myriad::mp

@@ -167,18 +167,7 @@ mp::PeerTelemetry QpPaths::telemetry(const std::string& comm, int rank, int peer
   for (int slot = 0; slot < set_.size(); ++slot) {
     const mp::Path& p = set_.path(slot);
     const SlotStats& s = stats_[static_cast<size_t>(slot)];
-    mp::PathTelemetry pt;
-    pt.slot = slot;
-    pt.position = p.position;
-    pt.port = p.port;
-    pt.state = mp::pathStateName(p.state);
-    pt.bytes = s.bytes;
-    const mp::PathView* v = ctl_.view(slot);
-    pt.throughput = v ? v->throughput : 0;
-    pt.p50Ms = s.latency.quantile(0.5) * 1e3;
-    pt.p99Ms = s.latency.quantile(0.99) * 1e3;
-    pt.repaths = p.repaths;
-    t.paths.push_back(pt);
+    t.paths.push_back(mp::describePath(slot, p, s.bytes, ctl_.view(slot), s.latency));
   }
   return t;
 }
