@@ -513,11 +513,19 @@ void MultipathConnection::reroll(int spare, const std::string& why) {
   MYR_LOG(kInfo, kNet, o_.rank,
           "multipath: spare path " + std::to_string(spare) + " (port " + std::to_string(s.port) + ") toward " +
               peer_.describe() + " re-rolled: " + why);
-  s.state = PathState::kDraining;
-  paths_.tabu(s.port);
-  sched_.closeLane(spare);
-  ctl_.forget(spare);
+  retire(spare);
   ++rerolls_;
+}
+
+// A path given up for another port: it drains (its queued chunks go back to the others), its port is tabu,
+// and the control loop forgets its history.
+void MultipathConnection::retire(int slot) {
+  Path& p = paths_.path(slot);
+  p.state = PathState::kDraining;
+  p.position = -1;
+  paths_.tabu(p.port);
+  sched_.closeLane(slot);
+  ctl_.forget(slot);
 }
 
 void MultipathConnection::repath(int slot) {
@@ -532,11 +540,7 @@ void MultipathConnection::repath(int slot) {
   s.position = p.position;
   s.repaths = p.repaths + 1;
   sched_.setScout(spare, false);
-  p.state = PathState::kDraining;
-  p.position = -1;
-  paths_.tabu(p.port);
-  sched_.closeLane(slot);
-  ctl_.forget(slot);
+  retire(slot);
   ++repaths_;
 }
 
@@ -560,37 +564,32 @@ void MultipathConnection::closeDrained() {
 
 // One poll(2) over every lane's descriptor, then only the lanes with something to do are polled: an idle
 // lane would otherwise cost a recv() per poll, and a path set has ten or so.
-std::vector<bool> MultipathConnection::lanesDue() {
-  std::vector<pollfd>& fds = pollFds_;
-  fds.clear();
+void MultipathConnection::findDueLanes() {
   const size_t nout = out_.size();
-  std::vector<bool> due(nout + in_.size(), false);
-  std::vector<size_t> who;
+  laneDue_.assign(nout + in_.size(), false);
+  pollFds_.clear();
+  pollWho_.clear();
   auto add = [&](size_t k, const Lane& l) {
     int fd = l.fd();
-    if (fd < 0 || !l.flushed()) return void(due[k] = true);
-    fds.push_back(pollfd{fd, POLLIN, 0});
-    who.push_back(k);
+    if (fd < 0 || !l.flushed()) return void(laneDue_[k] = true);
+    pollFds_.push_back(pollfd{fd, POLLIN, 0});
+    pollWho_.push_back(k);
   };
   for (size_t i = 0; i < nout; ++i)
     if (out_[i]) add(i, *out_[i]);
   for (size_t i = 0; i < in_.size(); ++i) add(nout + i, *in_[i]);
-  if (fds.empty()) return due;
-  if (::poll(fds.data(), fds.size(), 0) < 0) {
-    for (size_t k : who) due[k] = true;
-    return due;
-  }
-  for (size_t j = 0; j < fds.size(); ++j)
-    if (fds[j].revents != 0) due[who[j]] = true;
-  return due;
+  if (pollFds_.empty()) return;
+  bool failed = ::poll(pollFds_.data(), pollFds_.size(), 0) < 0;
+  for (size_t j = 0; j < pollFds_.size(); ++j)
+    if (failed || pollFds_[j].revents != 0) laneDue_[pollWho_[j]] = true;
 }
 
 Status MultipathConnection::pollLanes() {
-  const std::vector<bool> due = lanesDue();
+  findDueLanes();
   const size_t nout = out_.size();
-  for (int slot = 0; slot < paths_.size(); ++slot) {
+  for (int slot = 0; slot < static_cast<int>(nout); ++slot) {
     auto& l = out_[static_cast<size_t>(slot)];
-    if (!l || !due[static_cast<size_t>(slot)]) continue;
+    if (!l || !laneDue_[static_cast<size_t>(slot)]) continue;
     Status s = l->poll(*this);
     if (s.isOk()) continue;
     if (paths_.path(slot).state == PathState::kClosed) {
@@ -607,8 +606,9 @@ Status MultipathConnection::pollLanes() {
   if (checkBack) lastBackCheck_ = now;
   for (size_t i = 0; i < in_.size(); ++i) {
     auto& l = in_[i];
-    if (!due[nout + i] && !checkBack) continue;
-    Status s = due[nout + i] ? l->poll(*this) : Status::ok();
+    const bool due = laneDue_[nout + i];
+    if (!due && !checkBack) continue;
+    Status s = due ? l->poll(*this) : Status::ok();
     if (s.isOk() && l->bye) {
       l.reset();
       continue;

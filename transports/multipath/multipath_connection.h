@@ -111,7 +111,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Status adoptIncoming();
   Status openLanes();
   Status openSlot(bool active, int position);
-  std::vector<bool> lanesDue();
+  void findDueLanes();  // fills laneDue_: out_ lanes, then in_ lanes
   Status pollLanes();
   void promoteReady();
   void feed();
@@ -120,6 +120,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   void repath(int slot);
   int chooseSpare(int slot);
   void reroll(int spare, const std::string& why);
+  void retire(int slot);
   Status quarantine(int slot, const Status& why);
   void closeDrained();
   void completeOps();
@@ -150,7 +151,9 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Clock::time_point lastOpenTry_{};
   Clock::time_point incomingLost_{};
   Clock::time_point lastBackCheck_{};
-  std::vector<struct pollfd> pollFds_;
+  std::vector<struct pollfd> pollFds_;  // findDueLanes' buffers, kept from poll to poll
+  std::vector<size_t> pollWho_;
+  std::vector<bool> laneDue_;
   int roundAcks_ = 0;
   int feedStart_ = 0;
   int refusedInRow_ = 0;

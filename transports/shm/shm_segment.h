@@ -1,8 +1,8 @@
 // A one-directional shared-memory FIFO between two processes of one host: the sender creates and owns it,
 // the receiver attaches when it first needs data and unlinks the name at once (so nothing is left in
 // /dev/shm once both ends are mapped). A sender that goes before the receiver attached leaves the name only
-// while unread slots wait for a live receiver (see ~ShmConnection). Slots are published with a release store of `head`
-// and freed with a release store of `tail`; each side only ever writes its own counter.
+// while unread slots wait for a live receiver (see ~ShmConnection). Slots are published with a release
+// store of `head` and freed with a release store of `tail`; each side only ever writes its own counter.
 #pragma once
 
 #include <atomic>
