@@ -86,6 +86,21 @@ class MyriadRank : public RankOps {
     return false;
   }
 
+  bool registerBuffer(void* p, size_t bytes, std::string* error) override {
+    void* handle = nullptr;
+    const myrResult_t res = myrCommRegister(comm_, p, bytes, &handle);
+    if (res != myrSuccess) {
+      *error = callError("myrCommRegister", res, comm_);
+      return false;
+    }
+    handles_.push_back(handle);
+    return true;
+  }
+  void deregisterBuffers() override {
+    for (void* h : handles_) (void)myrCommDeregister(comm_, h);
+    handles_.clear();
+  }
+
   myrComm_t comm_ = nullptr;
   myrStream_t stream_ = nullptr;  // NULL: blocking calls (-z 1)
 
@@ -93,6 +108,13 @@ class MyriadRank : public RankOps {
   const Collective& coll_;
   int rank_;
   int nranks_;
+  std::vector<void*> handles_;
+};
+
+// Deregisters the sweep's buffers (-R 1) before they are freed.
+struct Registered {
+  RankOps& ctx;
+  ~Registered() { ctx.deregisterBuffers(); }
 };
 
 struct Sweep {
@@ -148,6 +170,9 @@ bool runSweep(const Collective& coll, const Options& o, const RunDescription& ru
     *error = "cannot allocate " + std::to_string(sendBytes + recvBytes) + " bytes of buffers";
     return false;
   }
+  Registered registered{ctx};
+  for (auto [p, n] : {std::pair{sendBuf.get(), sendBytes}, std::pair{recvBuf.get(), recvBytes}})
+    if (o.registerBuffers && n > 0 && !ctx.registerBuffer(p, n, error)) return false;
   RankDescription me;
   me.rank = ctx.rank();
   me.pid = static_cast<int>(getpid());

@@ -124,6 +124,11 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode, const 
         ->required();
     if (peer->addFlags) peer->addFlags(app);
   }
+  if (peer == nullptr)
+    app.add_option("-R,--local_register", o.registerBuffers,
+                   "1: register the send and receive buffers with myrCommRegister before timing")
+        ->check(CLI::IsMember({0, 1}))
+        ->capture_default_str();
   app.add_option("-o,--op", ops, "sum|prod|max|min|avg|all")->capture_default_str();
   app.add_option("-d,--datatype", types,
                  "int8|uint8|int32|uint32|int64|uint64|half|float|double|bfloat16|f8e4m3|f8e5m2|all")

@@ -38,6 +38,7 @@ struct Options {
   std::string memory = "host";                   // -m
   std::string jsonPath;                          // --json
   bool paths = false;                            // --paths: print the network path telemetry
+  bool registerBuffers = false;                  // -R 1: myrCommRegister the buffers (Myriad only)
   std::string collective;                        // peers only: the -c NAME of PeerFlags::collectives
 };
 

@@ -59,12 +59,13 @@ void printRunHeader(std::FILE* out, const Options& o, const RunDescription& run,
                "agg iters: 1 validation: %d graph: 0\n",
                o.minBytes, o.maxBytes, o.stepFactor > 1 ? static_cast<size_t>(o.stepFactor) : o.stepBytes,
                o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, o.check ? 1 : 0);
-  std::fprintf(out, "# %s: nranks %d launcher %s algo %s memory %s %s\n", run.title.c_str(), run.nranks,
+  std::fprintf(out, "# %s: nranks %d launcher %s algo %s memory %s %s%s\n", run.title.c_str(), run.nranks,
                run.launcher.c_str(),
                !run.algo.empty()         ? run.algo.c_str()
                : run.library == "myriad" ? "(tuner)"
                                          : "(default)",
-               o.memory.c_str(), o.blocking ? "blocking (NULL stream)" : "host stream");
+               o.memory.c_str(), o.blocking ? "blocking (NULL stream)" : "host stream",
+               o.registerBuffers ? ", registered buffers" : "");
   std::fprintf(out, "#\n# Using devices\n");
   for (const RankDescription& r : ranks) {
     std::fprintf(out, "#  Rank %2d Group %2d Pid %6d on %10s device  host\n", r.rank, 0, r.pid, r.host);

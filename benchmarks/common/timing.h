@@ -27,6 +27,13 @@ class RankOps {
   virtual bool sync(std::string* error) = 0;
   // Blocking in-place all-reduce of `count` doubles with op myrSum, myrMin or myrMax.
   virtual bool allReduceDoubles(double* values, size_t count, myrRedOp_t op, std::string* error) = 0;
+  // -R 1: registers a buffer of the sweep with the library (Myriad: myrCommRegister) until
+  // deregisterBuffers(); libraries without registration do nothing.
+  virtual bool registerBuffer(void* p, size_t bytes, std::string* error) {
+    (void)p, (void)bytes, (void)error;
+    return true;
+  }
+  virtual void deregisterBuffers() {}
 };
 
 // "<call> failed: <result name>: <myrGetLastError(comm)>"

@@ -122,6 +122,17 @@ myrResult_t myrCommGetAsyncError(myrComm_t comm, myrResult_t* asyncError);
 myrResult_t myrCommCount(const myrComm_t comm, int* count);
 myrResult_t myrCommUserRank(const myrComm_t comm, int* rank);
 
+/** Registers [buff, buff + size) with the communicator for repeated use and returns a handle for
+ *  myrCommDeregister. Calls whose buffers lie inside a registered range skip per-call set-up (over RDMA:
+ *  the memory is registered with the NIC once, here, instead of on every call; an error such as the
+ *  locked-memory limit is reported here). Ranges may overlap; registering is local, not collective. The
+ *  memory must stay allocated until it is deregistered. Not allowed between myrGroupStart and myrGroupEnd. */
+myrResult_t myrCommRegister(const myrComm_t comm, void* buff, size_t size, void** handle);
+
+/** Ends a registration. Waits for the communicator's calls queued on streams first; when it returns, no
+ *  resource refers to the memory any more and it may be freed, or reallocated and passed to Myriad again. */
+myrResult_t myrCommDeregister(const myrComm_t comm, void* handle);
+
 /** A short description of a result code; never NULL. */
 const char* myrGetErrorString(myrResult_t result);
 

@@ -166,6 +166,9 @@ Comm::~Comm() {
     for (Connection* c : open_) c->drain(deadline);
   }
   conns_.clear();
+  for (auto& [id, r] : registered_) unpinEverywhere(id);
+  registered_.clear();
+  if (scratchPin_) unpinEverywhere(scratchPin_);
   if (scratch_) munmap(scratch_, scratchBytes_);
 }
 
@@ -189,6 +192,8 @@ Result<Connection*> Comm::connection(int peer) {
 
 void* Comm::scratch(size_t bytes) {
   if (bytes <= scratchBytes_) return scratch_;
+  if (scratchPin_) unpinEverywhere(scratchPin_);
+  scratchPin_ = 0;
   if (scratch_) munmap(scratch_, scratchBytes_);
   size_t size = (bytes + 4095) / 4096 * 4096;
   // MAP_POPULATE: pages are faulted here, once, not on the data path.
@@ -200,7 +205,57 @@ void* Comm::scratch(size_t bytes) {
   }
   scratch_ = p;
   scratchBytes_ = size;
+  // Best effort: an unpinned scratch still works, registered per message.
+  auto pin = pinEverywhere(p, size);
+  if (pin.isOk())
+    scratchPin_ = pin.value();
+  else
+    MYR_LOG(kInfo, kNet, rank_, "scratch memory stays unpinned: " + pin.status().message());
   return p;
+}
+
+std::array<Transport*, 3> Comm::transports() const {
+  return {tcp_.get(), shm_.get(), rdma_.get()};
+}
+
+Result<uint64_t> Comm::pinEverywhere(void* p, size_t n) {
+  const uint64_t id = nextPin_++;
+  const auto all = transports();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (!all[i]) continue;
+    Status s = all[i]->pin(id, p, n);
+    if (s.isOk()) continue;
+    for (size_t j = 0; j < i; ++j)
+      if (all[j]) all[j]->unpin(id);
+    return s;
+  }
+  return id;
+}
+
+void Comm::unpinEverywhere(uint64_t id) {
+  for (Transport* t : transports())
+    if (t) t->unpin(id);
+}
+
+Result<uint64_t> Comm::registerBuffer(void* p, size_t n) {
+  std::lock_guard<std::mutex> lock(execMutex_);
+  MYR_TRY(usable());
+  MYR_ASSIGN_OR_RETURN(uint64_t id, pinEverywhere(p, n));
+  registered_.emplace(id, Registered{p, n});
+  MYR_LOG(kTrace, kNet, rank_, "registered " + std::to_string(n) + " bytes as handle " + std::to_string(id));
+  return id;
+}
+
+Status Comm::deregisterBuffer(uint64_t handle) {
+  waitIdle();  // calls queued on streams may still use the buffer
+  std::lock_guard<std::mutex> lock(execMutex_);
+  auto it = registered_.find(handle);
+  if (it == registered_.end())
+    return invalidArgument("handle " + std::to_string(handle) +
+                           " is not a registration of this communicator (deregistered twice, or from another one?)");
+  unpinEverywhere(handle);
+  registered_.erase(it);
+  return Status::ok();
 }
 
 void Comm::addPending(int delta) {

@@ -3,8 +3,10 @@
 // completion with deadlines. Calls on one Comm execute one at a time, in the order they were issued.
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,8 +57,14 @@ class Comm {
   // The connection to `peer`, opened on first use by the first transport that reaches it.
   Result<Connection*> connection(int peer);
   // Pre-faulted scratch memory owned by the communicator; grows, never shrinks. Valid until the next
-  // call with a larger size.
+  // call with a larger size. Pinned in every transport (see Transport::pin) while it lives.
   void* scratch(size_t bytes);
+  // Buffers the user registered for repeated use (myrCommRegister): every transport is told (pin), so the
+  // rdma transport registers the memory once instead of per message. Handles count from 1 and are never
+  // reused. Both take the execution lock; deregistering first waits for the calls queued on streams, so
+  // the buffer may be freed as soon as it returns.
+  Result<uint64_t> registerBuffer(void* p, size_t n);
+  Status deregisterBuffer(uint64_t handle);
   // Message tags count messages per peer and direction across calls, so that both ends of a pair agree
   // whatever else each talks to (point-to-point calls included); a mismatch names the peer.
   uint32_t nextSendTag(int peer) { return sendTags_[static_cast<size_t>(peer)]++; }
@@ -127,6 +135,17 @@ class Comm {
   Clock::time_point lastStallWrite_{};
   void* scratch_ = nullptr;
   size_t scratchBytes_ = 0;
+  uint64_t scratchPin_ = 0;  // the scratch memory's pin id; 0: not pinned
+  struct Registered {
+    void* p;
+    size_t n;
+  };
+  std::map<uint64_t, Registered> registered_;    // by handle
+  uint64_t nextPin_ = 1;                         // user registrations and scratch pins share the numbering
+  std::array<Transport*, 3> transports() const;  // tcp, shm, rdma (null when not in use)
+  // Pins [p, p + n) in every transport under a fresh id (0 and an error: none pinned it).
+  Result<uint64_t> pinEverywhere(void* p, size_t n);
+  void unpinEverywhere(uint64_t id);
 };
 
 }  // namespace myriad

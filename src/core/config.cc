@@ -47,8 +47,9 @@ constexpr EnvVarSpec kEnv[] = {
      "Active RC QPs per connected peer, plus 2 connected spares, each with its own flow label (so its own UDP "
      "source port, an ECMP path); message pieces are pulled by the active QPs (see MYRIAD_NET_ADAPTIVE)."},
     {"MYRIAD_IB_REG_CACHE", "bool", "0",
-     "1: keep memory registrations of user buffers for reuse. Only safe when the application does not free and "
-     "reallocate buffers that it passed to Myriad while the communicator lives; 0 registers per message."},
+     "1: keep the memory registrations of unregistered user buffers for reuse. Unsafe when the application frees "
+     "and reallocates such buffers without myrCommDeregister telling Myriad; 0 registers them per message. "
+     "Buffers registered with myrCommRegister are registered once either way."},
     {"MYRIAD_ALGO", "string", "",
      "Forces algorithms by registry name, a comma list with at most one per collective (allreduce.tree,alltoall.hier); "
      "a name that is unknown or cannot run a call makes that call fail with myrInvalidUsage."},

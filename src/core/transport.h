@@ -105,6 +105,17 @@ class Transport {
   virtual bool canReach(const PeerInfo& self, const PeerInfo& peer) const = 0;
   // May block up to the deadline; for peers that must accept, the connection completes later in poll().
   virtual Result<std::unique_ptr<Connection>> connect(const PeerInfo& peer) = 0;
+  // [p, p + n) stays mapped until unpin(id): a buffer the user registered (myrCommRegister) or the
+  // communicator's scratch memory. A transport may prepare per-buffer resources now and use them for every
+  // message inside the range (rdma: one memory registration instead of one per message). An error leaves
+  // nothing pinned. Called with the communicator's execution lock held, like connect() and poll().
+  virtual Status pin(uint64_t id, void* p, size_t n) {
+    (void)id, (void)p, (void)n;
+    return Status::ok();
+  }
+  // The range is about to be freed: nothing may find it again. Messages still using it (possible only after
+  // a failure) keep their resources until they end.
+  virtual void unpin(uint64_t id) { (void)id; }
 };
 
 }  // namespace myriad

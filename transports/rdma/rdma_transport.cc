@@ -123,6 +123,23 @@ Result<std::unique_ptr<Transport>> createRdmaTransport(const TransportContext& c
   return std::unique_ptr<Transport>(std::move(t));
 }
 
+Status RdmaTransport::pin(uint64_t id, void* p, size_t n) {
+  return mrs_->pin(id, p, n);
+}
+
+void RdmaTransport::unpin(uint64_t id) {
+  mrs_->unpin(id);
+}
+
+RdmaTransport::~RdmaTransport() {
+  if (!mrs_) return;
+  const MrCache::Stats& s = mrs_->stats();
+  MYR_LOG(kInfo, kNet, ctx_.rank,
+          "rdma: memory registrations: " + std::to_string(s.registrations) + " for " + std::to_string(s.acquires) +
+              " message buffers (" + std::to_string(s.pinnedHits) + " in registered buffers, " +
+              std::to_string(s.keptHits) + " kept)");
+}
+
 Result<std::unique_ptr<Connection>> RdmaTransport::connect(const PeerInfo& peer) {
   auto c = std::make_unique<RdmaConnection>(peer, this);
   MYR_TRY(c->setUp());

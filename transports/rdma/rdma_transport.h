@@ -36,6 +36,10 @@ class RdmaTransport final : public Transport {
     return !self.rdmaDevice.empty() && !peer.rdmaDevice.empty();
   }
   Result<std::unique_ptr<Connection>> connect(const PeerInfo& peer) override;
+  // Pinned ranges are registered with the NIC once (MrCache::pin).
+  Status pin(uint64_t id, void* p, size_t n) override;
+  void unpin(uint64_t id) override;
+  ~RdmaTransport() override;
 
   IbDevice& device() { return *device_; }
   MrCache& mrs() { return *mrs_; }
