@@ -1,8 +1,8 @@
-// Comm::run — the executor loop. It spins while bytes move; when they stop it yields the core for a while,
-// then sleeps on its shared-memory doorbell if every connection it waits on rings it, else sleeps briefly
-// (ranks often outnumber cores). While stalled it checks, at bounded rates: the abort flag, the
-// liveness of the peers it waits on, the silence deadline (MYRIAD_TIMEOUT_MS), and the store's abort
-// notice, through which a failure seen by one rank reaches every rank within a fraction of a second.
+// Comm::run — the executor loop. It spins while bytes move; when they stop it sleeps on its shared-memory
+// doorbell if every connection it waits on rings it (with more ranks than cores, after yielding the core
+// for a while), else yields and then sleeps briefly. While stalled it checks, at bounded rates: the abort
+// flag, the liveness of the peers it waits on, the silence deadline (MYRIAD_TIMEOUT_MS), and the store's
+// abort notice, through which a failure seen by one rank reaches every rank within a fraction of a second.
 // Silence is blamed on the rank at the end of the chain of waiters (core/blame.cc), not on the nearest one.
 #include <sched.h>
 
@@ -16,12 +16,14 @@ namespace myriad {
 namespace {
 constexpr auto kSpinQuiet = std::chrono::microseconds(50);
 constexpr auto kSpinQuietOversubscribed = std::chrono::microseconds(2);
-constexpr int kBellSleepUs = 1000;
-// Shared-memory waits yield the core this long before they sleep on the doorbell: with more ranks than
-// cores the rank that will ring is usually runnable, and a futex sleep and wake-up costs more than a
-// small collective (4 ranks on 2 cores, 1 KiB all-reduce: 90-100 us sleeping at once, 10 us now).
-constexpr auto kYieldBeforeBell =
-    std::chrono::microseconds(200);  // bounded, so that deadlines and liveness are still checked
+constexpr int kBellSleepUs = 1000;  // bounded, so that deadlines and liveness are still checked
+// With more ranks than cores, shared-memory waits yield the core this long before they sleep on the
+// doorbell: the rank that will ring is usually runnable and waiting for this core, and a futex sleep and
+// wake-up costs more than a small collective. 4 ranks on 2 cores, all-reduce, medians of 5 interleaved
+// runs: 1-64 KiB took 71-140 us sleeping at once, 14-78 us yielding (50 us to 1 ms all alike); larger
+// sizes were too noisy to tell. Not without oversubscription: there the yield only lets unrelated tasks
+// in (2 ranks, 1 KiB-4 MiB: 1.5-617 us without it, 2.5-804 us with it).
+constexpr auto kYieldBeforeBellOversubscribed = std::chrono::microseconds(200);
 constexpr auto kYieldQuiet = std::chrono::milliseconds(2);
 constexpr auto kSleep = std::chrono::microseconds(50);
 constexpr auto kLivenessEvery = std::chrono::milliseconds(50);
@@ -81,6 +83,8 @@ Status Comm::run(Task& task) {
   auto lastLiveness = Clock::now();
   auto lastStore = Clock::now();
   const auto spinFor = oversubscribed_ ? kSpinQuietOversubscribed : kSpinQuiet;
+  const Clock::duration yieldFor =
+      oversubscribed_ ? Clock::duration(kYieldBeforeBellOversubscribed) : Clock::duration::zero();
   while (true) {
     // Read before polling: a ring that lands after this read makes the sleep below return at once.
     uint32_t bell = shm_->bellSeq();
@@ -121,7 +125,7 @@ Status Comm::run(Task& task) {
       s = checkWhileStalled(storeDue);
       if (!s.isOk()) return errors_.aborted() ? errors_.first() : failDetected(std::move(s));
     }
-    if (sleepable && quiet >= kYieldBeforeBell)
+    if (sleepable && quiet >= yieldFor)
       shm_->sleep(bell, kBellSleepUs);
     else if (quiet < kYieldQuiet)
       sched_yield();
