@@ -184,4 +184,13 @@ bool mentionsRank(const std::string& text, int rank) {
   return false;
 }
 
+std::string expectError(const char* what, myrResult_t got, myrResult_t want, myrComm_t comm, const char* word) {
+  const std::string last = myrGetLastError(comm);
+  if (got != want)
+    return std::string(what) + ": want " + myrGetErrorString(want) + ", got " + myrGetErrorString(got) + ": " + last;
+  if (!containsWord(last, word))
+    return std::string(what) + ": the last error \"" + last + "\" does not mention " + word;
+  return "";
+}
+
 }  // namespace myriad::test

@@ -76,6 +76,8 @@ std::string runAllReduceCase(myrComm_t comm, int rank, int nranks, const AllRedu
 
 // True when `text` contains `word`, ignoring case.
 bool containsWord(const std::string& text, const std::string& word);
+// "" when `got` is `want` and myrGetLastError(comm) mentions `word` (comm may be NULL); else what differs.
+std::string expectError(const char* what, myrResult_t got, myrResult_t want, myrComm_t comm, const char* word);
 // True when `text` says "rank <rank>" (any case) not followed by another digit: "rank 1" but not "rank 12".
 bool mentionsRank(const std::string& text, int rank);
 

@@ -19,16 +19,6 @@ namespace {
 using namespace std::chrono_literals;
 constexpr int kRanks = 3;
 
-// The code and message of the last call; "" when both are as expected.
-std::string expectError(const char* what, myrResult_t got, myrResult_t want, myrComm_t comm, const char* word) {
-  const std::string last = myrGetLastError(comm);
-  if (got != want)
-    return std::string(what) + ": want " + myrGetErrorString(want) + ", got " + myrGetErrorString(got) + ": " + last;
-  if (!containsWord(last, word))
-    return std::string(what) + ": the last error \"" + last + "\" does not mention " + word;
-  return "";
-}
-
 std::string checked(myrComm_t comm, int rank, Coll coll, uint64_t salt) {
   return runCollCase(comm, rank, kRanks, {coll, myrFloat32, myrSum, 1009, 0, false}, nullptr, salt);
 }

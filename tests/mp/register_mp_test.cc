@@ -20,15 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string expectCode(const char* what, myrResult_t got, myrResult_t want, myrComm_t comm, const char* word) {
-  const std::string last = myrGetLastError(comm);
-  if (got != want)
-    return std::string(what) + ": want " + myrGetErrorString(want) + ", got " + myrGetErrorString(got) + ": " + last;
-  if (!containsWord(last, word))
-    return std::string(what) + ": the last error \"" + last + "\" does not mention " + word;
-  return "";
-}
-
 TEST(Register, BadArgumentsAreRefusedAndChangeNothing) {
   const uint64_t seed = testSeed();
   auto body = [&](int rank, const myrUniqueId& id) -> int {
@@ -37,16 +28,16 @@ TEST(Register, BadArgumentsAreRefusedAndChangeNothing) {
       std::vector<char> buf(4096);
       void* handle = reinterpret_cast<void*>(1);
       const std::vector<std::string> errors = {
-          expectCode("NULL comm", myrCommRegister(nullptr, buf.data(), buf.size(), &handle), myrInvalidArgument,
-                     nullptr, "comm"),
+          expectError("NULL comm", myrCommRegister(nullptr, buf.data(), buf.size(), &handle), myrInvalidArgument,
+                      nullptr, "comm"),
           handle == nullptr ? "" : "a refused registration left the output handle set",
-          expectCode("NULL handle", myrCommRegister(comm, buf.data(), buf.size(), nullptr), myrInvalidArgument, comm,
-                     "handle"),
-          expectCode("NULL buff", myrCommRegister(comm, nullptr, 64, &handle), myrInvalidArgument, comm, "buff"),
-          expectCode("size 0", myrCommRegister(comm, buf.data(), 0, &handle), myrInvalidArgument, comm, "size"),
-          expectCode("deregister NULL", myrCommDeregister(comm, nullptr), myrInvalidArgument, comm, "handle"),
-          expectCode("deregister a made-up handle", myrCommDeregister(comm, reinterpret_cast<void*>(0x7777)),
-                     myrInvalidArgument, comm, "handle"),
+          expectError("NULL handle", myrCommRegister(comm, buf.data(), buf.size(), nullptr), myrInvalidArgument, comm,
+                      "handle"),
+          expectError("NULL buff", myrCommRegister(comm, nullptr, 64, &handle), myrInvalidArgument, comm, "buff"),
+          expectError("size 0", myrCommRegister(comm, buf.data(), 0, &handle), myrInvalidArgument, comm, "size"),
+          expectError("deregister NULL", myrCommDeregister(comm, nullptr), myrInvalidArgument, comm, "handle"),
+          expectError("deregister a made-up handle", myrCommDeregister(comm, reinterpret_cast<void*>(0x7777)),
+                      myrInvalidArgument, comm, "handle"),
       };
       for (const std::string& e : errors)
         if (!e.empty()) return e;
@@ -54,7 +45,7 @@ TEST(Register, BadArgumentsAreRefusedAndChangeNothing) {
       myrGroupStart();
       myrResult_t inGroup = myrCommRegister(comm, buf.data(), buf.size(), &handle);
       myrResult_t ended = myrGroupEnd();
-      std::string err = expectCode("register in a group", inGroup, myrInvalidUsage, comm, "myrGroupStart");
+      std::string err = expectError("register in a group", inGroup, myrInvalidUsage, comm, "myrGroupStart");
       if (!err.empty()) return err;
       if (ended != myrSuccess) return resultText("myrGroupEnd of an empty group", ended, comm);
       // A good registration, deregistered once; the second time it is unknown.
@@ -63,7 +54,7 @@ TEST(Register, BadArgumentsAreRefusedAndChangeNothing) {
       if (!handle) return "myrCommRegister succeeded without a handle";
       res = myrCommDeregister(comm, handle);
       if (res != myrSuccess) return resultText("myrCommDeregister", res, comm);
-      err = expectCode("deregister twice", myrCommDeregister(comm, handle), myrInvalidArgument, comm, "handle");
+      err = expectError("deregister twice", myrCommDeregister(comm, handle), myrInvalidArgument, comm, "handle");
       if (!err.empty()) return err;
       AllReduceCase c;
       c.count = 1009;
