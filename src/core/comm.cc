@@ -166,7 +166,7 @@ Comm::~Comm() {
     for (Connection* c : open_) c->drain(deadline);
   }
   conns_.clear();
-  for (auto& [id, r] : registered_) unpinEverywhere(id);
+  for (uint64_t id : registered_) unpinEverywhere(id);
   registered_.clear();
   if (scratchPin_) unpinEverywhere(scratchPin_);
   if (scratch_) munmap(scratch_, scratchBytes_);
@@ -241,7 +241,7 @@ Result<uint64_t> Comm::registerBuffer(void* p, size_t n) {
   std::lock_guard<std::mutex> lock(execMutex_);
   MYR_TRY(usable());
   MYR_ASSIGN_OR_RETURN(uint64_t id, pinEverywhere(p, n));
-  registered_.emplace(id, Registered{p, n});
+  registered_.insert(id);
   MYR_LOG(kTrace, kNet, rank_, "registered " + std::to_string(n) + " bytes as handle " + std::to_string(id));
   return id;
 }
@@ -249,12 +249,10 @@ Result<uint64_t> Comm::registerBuffer(void* p, size_t n) {
 Status Comm::deregisterBuffer(uint64_t handle) {
   waitIdle();  // calls queued on streams may still use the buffer
   std::lock_guard<std::mutex> lock(execMutex_);
-  auto it = registered_.find(handle);
-  if (it == registered_.end())
+  if (registered_.erase(handle) == 0)
     return invalidArgument("handle " + std::to_string(handle) +
                            " is not a registration of this communicator (deregistered twice, or from another one?)");
   unpinEverywhere(handle);
-  registered_.erase(it);
   return Status::ok();
 }
 

@@ -6,9 +6,9 @@
 #include <array>
 #include <condition_variable>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -135,12 +135,8 @@ class Comm {
   Clock::time_point lastStallWrite_{};
   void* scratch_ = nullptr;
   size_t scratchBytes_ = 0;
-  uint64_t scratchPin_ = 0;  // the scratch memory's pin id; 0: not pinned
-  struct Registered {
-    void* p;
-    size_t n;
-  };
-  std::map<uint64_t, Registered> registered_;    // by handle
+  uint64_t scratchPin_ = 0;                      // the scratch memory's pin id; 0: not pinned
+  std::set<uint64_t> registered_;                // handles of the user's registrations
   uint64_t nextPin_ = 1;                         // user registrations and scratch pins share the numbering
   std::array<Transport*, 3> transports() const;  // tcp, shm, rdma (null when not in use)
   // Pins [p, p + n) in every transport under a fresh id (0 and an error: none pinned it).

@@ -106,12 +106,10 @@ void MrCache::release(ibv_mr* mr) {
   if (it == hi) return;  // not ours: nothing to do
   Entry& e = it->second;
   if (--e.refs > 0) return;
-  if (e.retired || (!keep_ && e.pin == 0)) {
-    verbs_.deregMr(mr);
-    byStart_.erase(it);
-    return;
-  }
-  if (e.pin == 0) evictUnused();
+  if (e.retired || (!keep_ && e.pin == 0))
+    drop(it);
+  else if (e.pin == 0)
+    evictUnused();
 }
 
 void MrCache::evictUnused() {
@@ -124,8 +122,7 @@ void MrCache::evictUnused() {
       if (e.pin == 0 && !e.retired && e.refs == 0 && (victim == byStart_.end() || e.lastUse < victim->second.lastUse))
         victim = it;
     }
-    verbs_.deregMr(victim->second.mr);
-    byStart_.erase(victim);
+    drop(victim);  // unused: deregistered now
     --kept;
   }
 }
