@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/cpu_waiters.h"
 #include "core/error_state.h"
 #include "core/peer_info.h"
 #include "core/store.h"
@@ -121,6 +122,7 @@ class Comm {
   std::vector<Connection*> open_;                   // the opened ones, for liveness checks
   std::string storeOwner_;                          // who hosts the tcp store, for messages
   bool oversubscribed_ = false;  // more ranks on this host than cores: sleep at once instead of spinning
+  CpuWaiters cpuWaiters_;        // otherwise: spin on while nobody waits for a CPU
   ErrorState errors_;
   std::mutex execMutex_;
   std::mutex pendingMu_;
