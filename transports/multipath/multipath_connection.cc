@@ -20,6 +20,9 @@ constexpr double kIncomingLostSec = 2.0;
 constexpr double kAwaitReplacementSec = 10.0;
 constexpr auto kBackCheckEvery = std::chrono::milliseconds(100);
 constexpr double kLoneStallSec = 3.0;
+// Stalls are judged against 0.25 s and more (ControlParams::stallMinSec): a look every 10 ms is plenty, and
+// keeps the per-lane scans out of every poll.
+constexpr auto kStallCheckEvery = std::chrono::milliseconds(10);
 
 double secondsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -57,6 +60,7 @@ Status MultipathConnection::postSend(Request* r) {
   s.chunks = planChunks(r->bytes, o_.splitBytes, o_.chunkBytes);
   if (s.chunks.size() == 1 && r->bytes > 0) {
     const auto* p = static_cast<const uint8_t*>(r->buf);
+    s.staged = pool_.take();
     s.staged.assign(p, p + r->bytes);
     s.data = s.staged.data();
   } else {
@@ -127,6 +131,7 @@ Placement MultipathConnection::placeChunk(Lane& lane, const FrameHeader& h) {
     }
     Early e;
     e.h = h;
+    e.data = pool_.take();
     e.data.resize(static_cast<size_t>(h.length));
     e.lane = &lane;
     list.push_back(std::move(e));
@@ -230,6 +235,7 @@ void MultipathConnection::applyEarly(RecvOp& op) {
       finishArrival(op, e->h.index);
     }
     ackOn(e->lane, e->h);
+    pool_.give(std::move(e->data));
     e = list.erase(e);
   }
   if (list.empty()) early_.erase(it);
@@ -327,8 +333,10 @@ void MultipathConnection::completeOps() {
     --pendingRequests_;
     noteProgress();
   }
-  while (!sends_.empty() && sends_.front().reported && sends_.front().acked == sends_.front().chunks.size())
+  while (!sends_.empty() && sends_.front().reported && sends_.front().acked == sends_.front().chunks.size()) {
+    pool_.give(std::move(sends_.front().staged));
     sends_.pop_front();
+  }
   for (RecvOp& r : recvs_) {
     if (r.reported || !r.started || !r.re.complete() || !r.claimed.empty()) continue;
     r.r->done = true;
@@ -642,6 +650,8 @@ Status MultipathConnection::pollLanes() {
 void MultipathConnection::checkStalls() {
   if (!o_.adaptive) return;
   auto now = Clock::now();
+  if (now - lastStallCheck_ < kStallCheckEvery) return;
+  lastStallCheck_ = now;
   for (int slot = 0; slot < paths_.size(); ++slot) {
     PathState st = paths_.path(slot).state;
     if (st != PathState::kActive && st != PathState::kSpare && st != PathState::kDraining) continue;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/transport.h"
+#include "transports/multipath/byte_pool.h"
 #include "transports/multipath/control.h"
 #include "transports/multipath/lane.h"
 #include "transports/multipath/path_set.h"
@@ -62,7 +63,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
     uint64_t op = 0;
     uint64_t total = 0;
     uint32_t tag = 0;
-    std::vector<uint8_t> staged;
+    Bytes staged;
     const uint8_t* data = nullptr;
     std::vector<ChunkSpan> chunks;
     uint32_t acked = 0;
@@ -79,7 +80,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   };
   struct Early {
     FrameHeader h;
-    std::vector<uint8_t> data;
+    Bytes data;
     Lane* lane = nullptr;
     bool complete = false;
   };
@@ -142,6 +143,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   std::deque<SendOp> sends_;
   std::deque<RecvOp> recvs_;
   std::map<uint64_t, std::vector<Early>> early_;
+  BytePool pool_;  // staged and early buffers, reused
   uint64_t nextSendOp_ = 0, nextRecvOp_ = 0;
   int pendingRequests_ = 0;
   Status fatal_;
@@ -151,6 +153,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Clock::time_point lastOpenTry_{};
   Clock::time_point incomingLost_{};
   Clock::time_point lastBackCheck_{};
+  Clock::time_point lastStallCheck_{};
   std::vector<struct pollfd> pollFds_;  // findDueLanes' buffers, kept from poll to poll
   std::vector<size_t> pollWho_;
   std::vector<bool> laneDue_;

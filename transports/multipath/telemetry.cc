@@ -18,6 +18,7 @@ std::vector<PeerTelemetry>& registry() {
 }  // namespace
 
 void LatencyWindow::add(double sec) {
+  ++newSinceSort_;
   if (v_.size() < kKeep) {
     v_.push_back(sec);
     return;
@@ -28,10 +29,13 @@ void LatencyWindow::add(double sec) {
 
 double LatencyWindow::quantile(double q) const {
   if (v_.empty()) return 0;
-  std::vector<double> s = v_;
-  size_t k = std::min(s.size() - 1, static_cast<size_t>(q * static_cast<double>(s.size())));
-  std::nth_element(s.begin(), s.begin() + static_cast<long>(k), s.end());
-  return s[k];
+  if (sorted_.empty() || newSinceSort_ >= std::max<size_t>(1, v_.size() / 16)) {
+    sorted_ = v_;
+    std::sort(sorted_.begin(), sorted_.end());
+    newSinceSort_ = 0;
+  }
+  size_t k = std::min(sorted_.size() - 1, static_cast<size_t>(q * static_cast<double>(sorted_.size())));
+  return sorted_[k];
 }
 
 void publishTelemetry(const PeerTelemetry& t) {
