@@ -6,10 +6,12 @@
 #include <deque>
 #include <set>
 
+#include "transports/multipath/byte_pool.h"
 #include "transports/multipath/chunk.h"
 #include "transports/multipath/control.h"
 #include "transports/multipath/path_set.h"
 #include "transports/multipath/scheduler.h"
+#include "transports/multipath/telemetry.h"
 
 namespace myriad::mp {
 namespace {
@@ -297,6 +299,40 @@ TEST(MultipathControl, StallIsRelativeToSiblings) {
   ControlLoop slow(certain(), 1);
   for (int i = 0; i < 3; ++i) runRound(slow, {0.2, 0.2, 0.2});
   EXPECT_FALSE(slow.stalled(0, 0.5));  // everyone is that slow: congestion, not a dead path
+}
+
+TEST(MultipathBytePool, ReusesBuffersWithinItsBounds) {
+  BytePool pool;
+  EXPECT_EQ(pool.take().capacity(), 0u);  // empty: a fresh buffer
+  Bytes a(64 << 10, 7);
+  const uint8_t* where = a.data();
+  pool.give(std::move(a));
+  Bytes b = pool.take();
+  EXPECT_EQ(b.data(), where);  // the same memory comes back
+  EXPECT_GE(b.capacity(), size_t{64} << 10);
+  EXPECT_EQ(pool.take().capacity(), 0u);  // and only once
+  // At most 4 buffers and 2 MiB are kept: a fifth, or one that would pass 2 MiB, is freed.
+  for (int i = 0; i < 5; ++i) pool.give(Bytes(1024));
+  int kept = 0;
+  while (pool.take().capacity() > 0) ++kept;
+  EXPECT_EQ(kept, 4);
+  pool.give(Bytes(size_t{3} << 20));
+  EXPECT_EQ(pool.take().capacity(), 0u);
+}
+
+TEST(MultipathTelemetry, LatencyQuantilesFollowTheWindow) {
+  LatencyWindow w;
+  EXPECT_EQ(w.quantile(0.5), 0);
+  for (int i = 1; i <= 100; ++i) w.add(i);
+  EXPECT_EQ(w.quantile(0.5), 51);
+  EXPECT_EQ(w.quantile(0.99), 100);
+  // 512 samples of 1000 push every earlier one out of the window; the quantiles lag at most 1/16 of it.
+  for (int i = 0; i < 512; ++i) {
+    w.add(1000);
+    if (i % 7 == 0) (void)w.quantile(0.5);
+  }
+  EXPECT_EQ(w.quantile(0.5), 1000);
+  EXPECT_EQ(w.quantile(0.1), 1000);  // a stale sorted copy holds at most 31 old samples (6%)
 }
 
 }  // namespace
