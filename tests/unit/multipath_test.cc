@@ -261,6 +261,27 @@ TEST(MultipathControl, RepathsThatDoNotHelpBackOff) {
   EXPECT_EQ(gaps[2], gaps[1]);  // one miss alone does not lengthen the hold-down
 }
 
+TEST(MultipathControl, DeclinedRepathsHoldDownAndBackOff) {
+  // Nothing better on offer (every spare no faster): each decline holds the loop down like a re-path that
+  // did not help, and every second one in a row doubles the hold-down.
+  ControlParams p = certain();
+  ControlLoop c(p, 1);
+  std::vector<double> s = {0.002, 0.002, 0.002, 0.008};
+  std::vector<int> gaps;
+  int since = 0;
+  for (int round = 0; round < 1000 && gaps.size() < 6; ++round) {
+    ++since;
+    if (runRound(c, s) != 3) continue;
+    c.declined();
+    gaps.push_back(since);
+    since = 0;
+    EXPECT_EQ(c.holdDownNow(), p.holdDownRounds << (gaps.size() / 2)) << "decline " << gaps.size();
+  }
+  ASSERT_EQ(gaps.size(), 6u);
+  // gaps[m] (m >= 1) waits out the hold-down of decline m: 6, 12, 12, 24, 24 rounds
+  for (size_t m = 1; m < gaps.size(); ++m) EXPECT_GT(gaps[m], p.holdDownRounds << (m / 2)) << "gap " << m;
+}
+
 TEST(MultipathControl, RepathThatHelpsKeepsTheShortHoldDown) {
   ControlLoop c(certain(), 1);
   std::vector<double> s = {0.002, 0.002, 0.002, 0.008};

@@ -3,13 +3,15 @@
 // service time into EWMAs. A path is bad only relative to its siblings: its service time exceeds 1.5x the
 // median of the other active paths (or of a spare scout that shows a faster path exists), or its throughput
 // is well under its share while the peer runs below the best rate it has shown; never on absolute congestion.
-// Bad for 3 rounds in a row -> re-path: at most one path per round, with probability 1/2, then a hold-down.
+// Bad for 3 rounds in a row -> re-path: at most one path per round, with probability 1/2, then a hold-down
+// (also when no spare was worth moving to: declined()).
 // Damping: a re-path is judged when its hold-down ends. Every second re-path in a row that did not raise the
 // peer's throughput doubles the hold-down (noise, or a fabric with nothing better to offer, must not make
 // paths churn); one that helped resets it. One miss alone is no evidence: a random new port lands on the
 // same congested spine as often as not on a two-spine fabric.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -52,11 +54,16 @@ class ControlLoop {
 
   // One round of `seconds`; returns the slot to re-path now, or -1.
   int round(const std::vector<PathRound>& paths, double seconds);
-  // The re-path that round() returned was not made (no spare promised better): it is neither judged nor
-  // held down, and the path stays bad until it has been bad for badRounds again.
+  // The re-path that round() returned was not made: no spare promised better (the ones measured no faster
+  // were re-rolled to fresh ports). That is the same evidence as a re-path that did not help (a fabric with
+  // nothing better to offer, or noise): it counts as a miss for the back-off, and the hold-down stands, which
+  // also gives the re-rolled spares time to be measured. Without this, on one flat link, noise re-rolled
+  // spares every few rounds (36 new connections in a 3 s sweep).
   void declined() {
-    holdDown_ = 0;
     beforeRepath_ = -1;
+    ++misses_;
+    backoff_ = std::min(misses_ / 2, p_.maxBackoff);
+    holdDown_ = p_.holdDownRounds << backoff_;
   }
   // A slot that now holds a new path: its history no longer applies.
   void forget(int slot) { views_.erase(slot); }
