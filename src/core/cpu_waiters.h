@@ -3,7 +3,7 @@
 // spares the futex sleep and wake-up (tens of microseconds on a virtual machine whose idle vCPU halts).
 // When the answer is yes, the task waiting may be the very peer this rank waits for, and sleeping hands it
 // the core. The answer is the kernel's count of runnable tasks (the fourth field of /proc/loadavg, this
-// task included) against the CPUs online, read at most once per `every`.
+// task included) against the CPUs online, read at most once per kEvery.
 #pragma once
 
 #include "core/clock.h"

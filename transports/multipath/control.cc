@@ -77,16 +77,26 @@ int ControlLoop::round(const std::vector<PathRound>& paths, double seconds) {
     return -1;
   }
   if (beforeRepath_ >= 0) {  // the last re-path's hold-down is over: did it help?
-    misses_ = peer_ >= p_.gainFactor * beforeRepath_ ? 0 : misses_ + 1;
-    backoff_ = std::min(misses_ / 2, p_.maxBackoff);
+    judge(peer_ >= p_.gainFactor * beforeRepath_);
     beforeRepath_ = -1;
   }
   if (worst < 0) return -1;
   if (std::bernoulli_distribution(p_.repathProbability)(rng_) == false) return -1;
-  holdDown_ = p_.holdDownRounds << backoff_;
+  holdDown_ = holdDownNow();
   beforeRepath_ = peer_;
   views_[worst].bad = 0;
   return worst;
+}
+
+void ControlLoop::judge(bool helped) {
+  misses_ = helped ? 0 : misses_ + 1;
+  backoff_ = std::min(misses_ / 2, p_.maxBackoff);
+}
+
+void ControlLoop::declined() {
+  beforeRepath_ = -1;
+  judge(false);
+  holdDown_ = holdDownNow();
 }
 
 bool ControlLoop::stalled(int slot, double ageSec) const {

@@ -11,7 +11,6 @@
 // same congested spine as often as not on a two-spine fabric.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -59,12 +58,7 @@ class ControlLoop {
   // nothing better to offer, or noise): it counts as a miss for the back-off, and the hold-down stands, which
   // also gives the re-rolled spares time to be measured. Without this, on one flat link, noise re-rolled
   // spares every few rounds (36 new connections in a 3 s sweep).
-  void declined() {
-    beforeRepath_ = -1;
-    ++misses_;
-    backoff_ = std::min(misses_ / 2, p_.maxBackoff);
-    holdDown_ = p_.holdDownRounds << backoff_;
-  }
+  void declined();
   // A slot that now holds a new path: its history no longer applies.
   void forget(int slot) { views_.erase(slot); }
   const PathView* view(int slot) const;
@@ -77,6 +71,9 @@ class ControlLoop {
 
  private:
   double siblingsMedian(int slot, const std::vector<PathRound>& paths, bool activeOnly) const;
+  // The verdict on the last re-path (or a declined one): a miss unless it helped; every second miss in a row
+  // doubles the hold-down.
+  void judge(bool helped);
 
   ControlParams p_;
   std::mt19937_64 rng_;
