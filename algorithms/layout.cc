@@ -5,28 +5,28 @@
 
 namespace myriad {
 
-Group Group::all(const Comm& comm) {
+Group Group::all(const CommView& comm) {
   Group g;
   for (int r = 0; r < comm.nranks(); ++r) g.ranks.push_back(r);
-  g.me = comm.rank();
+  g.me = comm.rank;
   return g;
 }
 
-Group Group::local(const Comm& comm) {
+Group Group::local(const CommView& comm) {
   Group g;
-  g.ranks = comm.hosts()[static_cast<size_t>(comm.hostOf(comm.rank()))];
-  g.me = comm.localIndex(comm.rank());
+  g.ranks = comm.hosts()[static_cast<size_t>(comm.hostOf(comm.rank))];
+  g.me = comm.localIndex(comm.rank);
   return g;
 }
 
-Group Group::rail(const Comm& comm) {
+Group Group::rail(const CommView& comm) {
   Group g;
-  size_t l = static_cast<size_t>(comm.localIndex(comm.rank()));
+  size_t l = static_cast<size_t>(comm.localIndex(comm.rank));
   for (const auto& host : comm.hosts()) {
     MYR_ASSERT(l < host.size());
     g.ranks.push_back(host[l]);
   }
-  g.me = comm.hostOf(comm.rank());
+  g.me = comm.hostOf(comm.rank);
   return g;
 }
 
@@ -61,7 +61,7 @@ Blocks Blocks::ofRanks(const std::vector<int>& ranks, size_t each) {
   return b;
 }
 
-Status evenHosts(const Comm& comm) {
+Status evenHosts(const CommView& comm) {
   bool even = true;
   std::string sizes;
   for (const auto& h : comm.hosts()) {

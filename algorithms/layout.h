@@ -9,7 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/comm.h"
+#include "plan/comm_view.h"
+#include "plan/schedule.h"
 
 namespace myriad {
 
@@ -23,11 +24,11 @@ struct Group {
   int at(int i) const { return ranks[static_cast<size_t>(mod(i))]; }
 
   // Every rank of the communicator, in rank order.
-  static Group all(const Comm& comm);
+  static Group all(const CommView& comm);
   // The ranks on this rank's host (comm.hosts() order).
-  static Group local(const Comm& comm);
+  static Group local(const CommView& comm);
   // The ranks with this rank's local index, one per host ("rail"); needs every host to be that large.
-  static Group rail(const Comm& comm);
+  static Group rail(const CommView& comm);
 };
 
 // Member i's part of a buffer: `count[i]` elements starting at element `offset[i]`.
@@ -56,16 +57,17 @@ inline size_t slicesOf(size_t count, size_t chunk) {
   return (count + chunk - 1) / chunk;
 }
 // Elements per pipeline slice for this communicator and element size (at least one).
-inline size_t chunkElems(const Comm& comm, size_t elemSize) {
-  return std::max<size_t>(1, comm.config().chunkBytes / elemSize);
+inline size_t chunkElems(const CommView& comm, size_t elemSize) {
+  return std::max<size_t>(1, comm.chunkBytes / elemSize);
 }
 
-inline uint8_t* bytePtr(const void* p, size_t elems, size_t elemSize) {
-  return const_cast<uint8_t*>(static_cast<const uint8_t*>(p)) + elems * elemSize;
+// Element `elems` of a buffer of elements of `elemSize` bytes.
+inline BufRef at(BufRef b, size_t elems, size_t elemSize) {
+  return b + elems * elemSize;
 }
 
 // Ok when every host has the same number of ranks (hierarchical algorithms need it), else NotSupported
 // saying how many each has.
-Status evenHosts(const Comm& comm);
+Status evenHosts(const CommView& comm);
 
 }  // namespace myriad

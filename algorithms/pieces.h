@@ -9,24 +9,24 @@
 #include <span>
 
 #include "algorithms/layout.h"
-#include "algorithms/schedule.h"
+#include "plan/schedule.h"
 
 namespace myriad {
 
 // All-gather layer: member i's block lies at buf + blocks.offset[i]; this rank's block is copied there from
-// `mine` first, unless `mine` is null (already in place).
+// `mine` first, unless `mine` is unset (already in place).
 struct GatherLayer {
-  uint8_t* buf = nullptr;
+  BufRef buf;
   Blocks blocks;
-  const void* mine = nullptr;
+  BufRef mine;
 };
 
 // Reduce-scatter layer: member i's input block lies at in + blocks.offset[i]; this rank's reduced block goes
 // to `out` (which may be its own input block: in place).
 struct ReduceLayer {
-  const uint8_t* in = nullptr;
+  BufRef in;
   Blocks blocks;
-  uint8_t* out = nullptr;
+  BufRef out;
 };
 
 // Defined in algorithms/allgather/ring.cc.
@@ -37,7 +37,7 @@ Schedule::Step ringAllGatherSteps(Schedule& s, const Group& g, std::span<const G
 size_t ringReduceScatterScratch(const Group& g, std::span<const ReduceLayer> layers, size_t elemSize, size_t chunk);
 // `op` myrAvg reduces as a sum; the caller divides at the end.
 Schedule::Step ringReduceScatterSteps(Schedule& s, const Group& g, std::span<const ReduceLayer> layers,
-                                      myrDataType_t dtype, myrRedOp_t op, uint8_t* scratch, size_t chunk,
+                                      myrDataType_t dtype, myrRedOp_t op, BufRef scratch, size_t chunk,
                                       const Schedule::Deps& after);
 
 }  // namespace myriad

@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "algorithms/registry.h"
-#include "core/config.h"
-#include "core/peer_info.h"
+#include "base/config.h"
+#include "dispatch/registry.h"
 #include "myriad/myriad.h"
+#include "rendezvous/peer_info.h"
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--env") == 0) {

@@ -16,19 +16,19 @@ class HierAllGather final : public Algorithm {
  public:
   const char* name() const override { return "allgather.hier"; }
   CollKind kind() const override { return CollKind::kAllGather; }
-  Status supports(const CollArgs&, const Comm& comm) const override { return evenHosts(comm); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
+  Status supports(const CollArgs&, const CommView& comm) const override { return evenHosts(comm); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es);
     Group local = Group::local(comm), rail = Group::rail(comm);
-    auto* out = static_cast<uint8_t*>(a.recvbuff);
-    GatherLayer railLayer{out, Blocks::ofRanks(rail.ranks, a.count), a.sendbuff};
+    BufRef out = Schedule::recvBuf();
+    GatherLayer railLayer{out, Blocks::ofRanks(rail.ranks, a.count), Schedule::sendBuf()};
     Schedule::Step step = ringAllGatherSteps(s, rail, {&railLayer, 1}, es, chunk, {});
     std::vector<GatherLayer> hostLayers;
     for (const auto& host : comm.hosts())
-      hostLayers.push_back(GatherLayer{out, Blocks::ofRanks(host, a.count), nullptr});
+      hostLayers.push_back(GatherLayer{out, Blocks::ofRanks(host, a.count), BufRef{}});
     ringAllGatherSteps(s, local, hostLayers, es, chunk, {step});
-    return s.build(name());
+    return s;
   }
 };
 

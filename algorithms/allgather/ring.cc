@@ -17,8 +17,8 @@ Schedule::Step ringAllGatherSteps(Schedule& s, const Group& g, std::span<const G
   size_t slices = 0;
   for (const GatherLayer& L : layers) {
     slices = std::max(slices, slicesOf(L.blocks.maxCount(), chunk));
-    uint8_t* own = L.buf + L.blocks.offset[static_cast<size_t>(me)] * es;
-    if (L.mine && L.mine != own && L.blocks.count[static_cast<size_t>(me)])
+    BufRef own = L.buf + L.blocks.offset[static_cast<size_t>(me)] * es;
+    if (L.mine.valid() && L.mine != own && L.blocks.count[static_cast<size_t>(me)])
       all.push_back(s.copy(own, L.mine, L.blocks.count[static_cast<size_t>(me)] * es, after));
   }
   // arrived[layer][slice]: the receive of the previous step, which the next step forwards.
@@ -31,7 +31,7 @@ Schedule::Step ringAllGatherSteps(Schedule& s, const Group& g, std::span<const G
         const GatherLayer& L = layers[l];
         Slice out = sliceOf(L.blocks.count[sendBlock], chunk, k);
         if (out.count) {
-          const uint8_t* src = step == 0 && L.mine ? static_cast<const uint8_t*>(L.mine) + out.begin * es
+          BufRef src = step == 0 && L.mine.valid() ? L.mine + out.begin * es
                                                    : L.buf + (L.blocks.offset[sendBlock] + out.begin) * es;
           all.push_back(s.send(next, src, out.count * es, step == 0 ? after : Schedule::Deps{arrived[l][k]}));
         }
@@ -52,13 +52,13 @@ class RingAllGather final : public Algorithm {
  public:
   const char* name() const override { return "allgather.ring"; }
   CollKind kind() const override { return CollKind::kAllGather; }
-  Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
+  Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
     size_t es = dtypeSize(a.dtype);
-    GatherLayer layer{static_cast<uint8_t*>(a.recvbuff), Blocks::uniform(a.count, comm.nranks()), a.sendbuff};
+    GatherLayer layer{Schedule::recvBuf(), Blocks::uniform(a.count, comm.nranks()), Schedule::sendBuf()};
     ringAllGatherSteps(s, Group::all(comm), {&layer, 1}, es, chunkElems(comm, es), {});
-    return s.build(name());
+    return s;
   }
 };
 

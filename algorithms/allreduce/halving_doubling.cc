@@ -9,8 +9,8 @@
 //    in the reverse order of partners (2 log2 p messages, each rank sends about 2x the vector in total).
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
-#include "algorithms/schedule.h"
 #include "exec/dtype.h"
+#include "plan/schedule.h"
 
 namespace myriad {
 namespace {
@@ -23,26 +23,26 @@ class HalvingDoublingAllReduce final : public Algorithm {
  public:
   const char* name() const override { return "allreduce.halving_doubling"; }
   CollKind kind() const override { return CollKind::kAllReduce; }
-  Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
+  Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
 
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
-    int n = comm.nranks(), r = comm.rank(), p = 1;
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
+    int n = comm.nranks(), r = comm.rank, p = 1;
     while (p * 2 <= n) p *= 2;
     int rem = n - p;
     size_t es = dtypeSize(a.dtype), bytes = a.count * es;
-    auto* out = static_cast<uint8_t*>(a.recvbuff);
+    BufRef out = Schedule::recvBuf();
     if (n == 1) {
-      if (bytes && a.sendbuff != a.recvbuff) s.copy(out, a.sendbuff, bytes);
-      return s.build(name());
+      if (bytes && !a.inPlace()) s.copy(out, Schedule::sendBuf(), bytes);
+      return s;
     }
     if (r < 2 * rem && r % 2 == 0) {  // folded in: hand the input over, get the result back
-      Step sent = s.send(r + 1, a.sendbuff, bytes);
+      Step sent = s.send(r + 1, Schedule::sendBuf(), bytes);
       s.recv(r + 1, out, bytes, {sent});
-      return s.build(name());
+      return s;
     }
-    uint8_t* scratch = s.reserveScratch(bytes);
-    const uint8_t* src = static_cast<const uint8_t*>(a.sendbuff);
+    BufRef scratch = s.reserveScratch(bytes);
+    BufRef src = Schedule::sendBuf();
     Schedule::Deps prev;
     if (r < 2 * rem) {  // takes the even neighbour's input first
       Step got = s.recv(r - 1, scratch, bytes);
@@ -52,19 +52,19 @@ class HalvingDoublingAllReduce final : public Algorithm {
     int v = r < 2 * rem ? r / 2 : r - rem;
     auto real = [rem](int u) { return u < rem ? 2 * u + 1 : u + rem; };
     if (bytes <= kWholeVector)
-      prev = wholeVector(s, a, p, v, real, src, scratch, prev);
+      prev = wholeVector(s, a, n, p, v, real, src, scratch, prev);
     else
-      prev = halvingDoubling(s, a, p, v, real, src, scratch, prev);
+      prev = halvingDoubling(s, a, n, p, v, real, src, scratch, prev);
     if (r < 2 * rem) s.send(r - 1, out, bytes, prev);
-    return s.build(name());
+    return s;
   }
 
  private:
   template <class Real>
-  static Schedule::Deps wholeVector(Schedule& s, const CollArgs& a, int p, int v, Real real, const uint8_t* src,
-                                    uint8_t* scratch, Schedule::Deps prev) {
+  static Schedule::Deps wholeVector(Schedule& s, const CollArgs& a, int n, int p, int v, Real real, BufRef src,
+                                    BufRef scratch, Schedule::Deps prev) {
     size_t bytes = a.count * dtypeSize(a.dtype);
-    auto* out = static_cast<uint8_t*>(a.recvbuff);
+    BufRef out = Schedule::recvBuf();
     for (int mask = 1; mask < p; mask *= 2) {
       int peer = real(v ^ mask);
       Step sent = s.send(peer, src, bytes, prev);
@@ -72,15 +72,15 @@ class HalvingDoublingAllReduce final : public Algorithm {
       prev = {s.reduce(out, src, scratch, a.count, a.dtype, a.op, {sent, got})};
       src = out;
     }
-    if (a.op == myrAvg) prev = {s.scaleAvg(out, a.count, a.dtype, s.comm().nranks(), prev)};
+    if (a.op == myrAvg) prev = {s.scaleAvg(out, a.count, a.dtype, n, prev)};
     return prev;
   }
 
   template <class Real>
-  static Schedule::Deps halvingDoubling(Schedule& s, const CollArgs& a, int p, int v, Real real, const uint8_t* src,
-                                        uint8_t* scratch, Schedule::Deps prev) {
+  static Schedule::Deps halvingDoubling(Schedule& s, const CollArgs& a, int n, int p, int v, Real real, BufRef src,
+                                        BufRef scratch, Schedule::Deps prev) {
     size_t es = dtypeSize(a.dtype);
-    auto* out = static_cast<uint8_t*>(a.recvbuff);
+    BufRef out = Schedule::recvBuf();
     Blocks blocks = Blocks::even(a.count, p);
     auto span = [&](int lo, int hi) {  // elements of blocks [lo, hi): offset, count
       size_t b = blocks.offset[static_cast<size_t>(lo)];
@@ -102,7 +102,7 @@ class HalvingDoublingAllReduce final : public Algorithm {
     }
     if (a.op == myrAvg) {
       auto mine = span(lo, hi);
-      prev = {s.scaleAvg(out + mine.first * es, mine.second, a.dtype, s.comm().nranks(), prev)};
+      prev = {s.scaleAvg(out + mine.first * es, mine.second, a.dtype, n, prev)};
     }
     for (int mask = 1; mask < p; mask *= 2) {
       int peer = real(v ^ mask), width = hi - lo;

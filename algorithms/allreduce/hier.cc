@@ -17,29 +17,29 @@ class HierAllReduce final : public Algorithm {
  public:
   const char* name() const override { return "allreduce.hier"; }
   CollKind kind() const override { return CollKind::kAllReduce; }
-  Status supports(const CollArgs&, const Comm& comm) const override { return evenHosts(comm); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
+  Status supports(const CollArgs&, const CommView& comm) const override { return evenHosts(comm); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es);
     Group local = Group::local(comm), rail = Group::rail(comm);
-    auto* out = static_cast<uint8_t*>(a.recvbuff);
+    BufRef out = Schedule::recvBuf();
     Blocks perLocal = Blocks::even(a.count, local.size());
     size_t mine = static_cast<size_t>(local.me);
-    uint8_t* region = out + perLocal.offset[mine] * es;
+    BufRef region = out + perLocal.offset[mine] * es;
     size_t regionCount = perLocal.count[mine];
     Blocks perHost = Blocks::even(regionCount, rail.size());
-    ReduceLayer intra{static_cast<const uint8_t*>(a.sendbuff), perLocal, region};
+    ReduceLayer intra{Schedule::sendBuf(), perLocal, region};
     ReduceLayer inter{region, perHost, region + perHost.offset[static_cast<size_t>(rail.me)] * es};
-    uint8_t* scratch = s.reserveScratch(std::max(ringReduceScatterScratch(local, {&intra, 1}, es, chunk),
-                                                 ringReduceScatterScratch(rail, {&inter, 1}, es, chunk)));
+    BufRef scratch = s.reserveScratch(std::max(ringReduceScatterScratch(local, {&intra, 1}, es, chunk),
+                                               ringReduceScatterScratch(rail, {&inter, 1}, es, chunk)));
     Schedule::Step step = ringReduceScatterSteps(s, local, {&intra, 1}, a.dtype, a.op, scratch, chunk, {});
     step = ringReduceScatterSteps(s, rail, {&inter, 1}, a.dtype, a.op, scratch, chunk, {step});
-    GatherLayer railGather{region, perHost, nullptr};
+    GatherLayer railGather{region, perHost, BufRef{}};
     step = ringAllGatherSteps(s, rail, {&railGather, 1}, es, chunk, {step});
     if (a.op == myrAvg && regionCount) step = s.scaleAvg(region, regionCount, a.dtype, comm.nranks(), {step});
-    GatherLayer hostGather{out, perLocal, nullptr};
+    GatherLayer hostGather{out, perLocal, BufRef{}};
     ringAllGatherSteps(s, local, {&hostGather, 1}, es, chunk, {step});
-    return s.build(name());
+    return s;
   }
 };
 

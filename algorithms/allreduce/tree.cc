@@ -8,9 +8,9 @@
 // Steps are added in (slice, tree, phase) order on every rank, so both ends of every link agree.
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
-#include "algorithms/schedule.h"
 #include "algorithms/trees.h"
 #include "exec/dtype.h"
+#include "plan/schedule.h"
 
 namespace myriad {
 namespace {
@@ -21,20 +21,20 @@ class TreeAllReduce final : public Algorithm {
  public:
   const char* name() const override { return "allreduce.tree"; }
   CollKind kind() const override { return CollKind::kAllReduce; }
-  Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
+  Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
     int n = comm.nranks();
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es), slotBytes = chunk * es;
     if (n == 1) {
-      if (a.count && a.sendbuff != a.recvbuff) s.copy(a.recvbuff, a.sendbuff, a.count * es);
-      return s.build(name());
+      if (a.count && !a.inPlace()) s.copy(Schedule::recvBuf(), Schedule::sendBuf(), a.count * es);
+      return s;
     }
     Blocks halves = Blocks::even(a.count, 2);
-    TreeNode trees[2] = {doubleTree(n, comm.rank(), 0), doubleTree(n, comm.rank(), 1)};
+    TreeNode trees[2] = {doubleTree(n, comm.rank, 0), doubleTree(n, comm.rank, 1)};
     size_t slices = slicesOf(halves.maxCount(), chunk);
     // Slots: [window position][tree][child].
-    uint8_t* scratch = s.reserveScratch(kWindow * 2 * 2 * slotBytes);
+    BufRef scratch = s.reserveScratch(kWindow * 2 * 2 * slotBytes);
     std::vector<Schedule::Step> freed(2 * slices, -1);  // per (slice, tree): its child slots may be refilled
     for (size_t k = 0; k < slices; ++k) {
       for (size_t t = 0; t < 2; ++t) {
@@ -42,14 +42,14 @@ class TreeAllReduce final : public Algorithm {
         Slice sl = sliceOf(halves.count[t], chunk, k);
         if (!sl.count) continue;
         size_t off = halves.offset[t] + sl.begin, bytes = sl.count * es;
-        uint8_t* acc = bytePtr(a.recvbuff, off, es);
-        const uint8_t* in = bytePtr(a.sendbuff, off, es);
+        BufRef acc = at(Schedule::recvBuf(), off, es);
+        BufRef in = at(Schedule::sendBuf(), off, es);
         Schedule::Step prior = k >= kWindow ? freed[(k - kWindow) * 2 + t] : -1;
         Schedule::Deps free = prior >= 0 ? Schedule::Deps{prior} : Schedule::Deps{};
         // Up: children's partials, reduced with this rank's input into recvbuff.
         Schedule::Step partial = -1;
         for (size_t c = 0; c < node.children.size(); ++c) {
-          uint8_t* slot = scratch + (((k % kWindow) * 2 + t) * 2 + c) * slotBytes;
+          BufRef slot = scratch + (((k % kWindow) * 2 + t) * 2 + c) * slotBytes;
           if (c == 0) {  // needs only the message: reduced on arrival where the connection can
             partial = s.recvReduce(node.children[c], acc, in, slot, sl.count, a.dtype, a.op, free);
             continue;
@@ -58,7 +58,7 @@ class TreeAllReduce final : public Algorithm {
           partial = s.reduce(acc, acc, slot, sl.count, a.dtype, a.op, {got, partial});
         }
         freed[k * 2 + t] = partial;
-        const uint8_t* up = partial >= 0 ? acc : in;
+        BufRef up = partial >= 0 ? acc : in;
         Schedule::Deps ready = partial >= 0 ? Schedule::Deps{partial} : Schedule::Deps{};
         // Down: the root's result, or the final slice from the parent, goes on to the children.
         Schedule::Step final;
@@ -72,7 +72,7 @@ class TreeAllReduce final : public Algorithm {
         for (int c : node.children) s.send(c, acc, bytes, {final});
       }
     }
-    return s.build(name());
+    return s;
   }
 };
 

@@ -8,6 +8,8 @@
 // sizes are other ranks' send counts: the host's ranks first all-gather their count vectors (a staged task),
 // then plan. Needs even hosts. Scratch: phase-1 staging (H*L blocks), phase-2 staging when a host's blocks
 // are not consecutive in recvbuff, and an in-place copy of the input.
+#include <cstring>
+
 #include "algorithms/algorithm.h"
 #include "algorithms/pieces.h"
 #include "exec/dtype.h"
@@ -25,14 +27,14 @@ struct HostCounts {
   }
 };
 
-Result<std::unique_ptr<Task>> planExchange(const CollArgs& a, Comm& comm, const HostCounts& counts) {
-  Schedule s(comm);
+Result<Schedule> planExchange(const CollArgs& a, const CommView& comm, const HostCounts& counts) {
+  Schedule s("alltoall.hier");
   const auto& hosts = comm.hosts();
   size_t es = dtypeSize(a.dtype), H = hosts.size(), L = hosts[0].size();
-  size_t h = static_cast<size_t>(comm.hostOf(comm.rank())), l = static_cast<size_t>(comm.localIndex(comm.rank()));
+  size_t h = static_cast<size_t>(comm.hostOf(comm.rank)), l = static_cast<size_t>(comm.localIndex(comm.rank));
   auto rank = [&](size_t host, size_t idx) { return hosts[host][idx]; };
-  auto* out = static_cast<uint8_t*>(a.recvbuff);
-  auto outAt = [&](int x) { return bytePtr(out, a.recvDispl(x), es); };
+  BufRef out = Schedule::recvBuf();
+  auto outAt = [&](int x) { return at(out, a.recvDispl(x), es); };
   // Phase-1 staging: slot (dh, l') holds what local rank l' has for rank (dh, l), packed in that order.
   std::vector<size_t> slotOff(H * L + 1, 0);
   for (size_t dh = 0; dh < H; ++dh)
@@ -45,12 +47,12 @@ Result<std::unique_ptr<Task>> planExchange(const CollArgs& a, Comm& comm, const 
   }
   size_t extent = a.sendExtent(comm.nranks()) * es;  // bytes
   size_t stage1Bytes = slotOff.back();
-  uint8_t* stage1 = s.reserveScratch(stage1Bytes + (H - 1) * stage2Bytes + (a.inPlace() ? extent : 0));
-  uint8_t* stage2 = stage1 + stage1Bytes;
-  const uint8_t* src = static_cast<const uint8_t*>(a.sendbuff);
+  BufRef stage1 = s.reserveScratch(stage1Bytes + (H - 1) * stage2Bytes + (a.inPlace() ? extent : 0));
+  BufRef stage2 = stage1 + stage1Bytes;
+  BufRef src = Schedule::sendBuf();
   Schedule::Deps start;
   if (a.inPlace()) {
-    uint8_t* copy = stage2 + (H - 1) * stage2Bytes;
+    BufRef copy = stage2 + (H - 1) * stage2Bytes;
     if (extent) start = {s.copy(copy, src, extent)};
     src = copy;
   }
@@ -59,7 +61,7 @@ Result<std::unique_ptr<Task>> planExchange(const CollArgs& a, Comm& comm, const 
   std::vector<std::vector<Schedule::Step>> ready(H);  // per destination host: the steps filling its slots
   for (size_t dh = 0; dh < H; ++dh) {
     int x = rank(dh, l);
-    uint8_t* dst = dh == h ? outAt(x) : slot(dh, l);
+    BufRef dst = dh == h ? outAt(x) : slot(dh, l);
     if (a.sendCount(x)) ready[dh].push_back(s.copy(dst, srcAt(x), a.sendCount(x) * es, start));
   }
   for (size_t i = 1; i < L; ++i) {
@@ -67,7 +69,7 @@ Result<std::unique_ptr<Task>> planExchange(const CollArgs& a, Comm& comm, const 
     for (size_t dh = 0; dh < H; ++dh) s.send(rank(h, to), srcAt(rank(dh, to)), a.sendCount(rank(dh, to)) * es, start);
     for (size_t dh = 0; dh < H; ++dh) {
       bool home = dh == h;
-      uint8_t* dst = home ? outAt(rank(h, from)) : slot(dh, from);
+      BufRef dst = home ? outAt(rank(h, from)) : slot(dh, from);
       size_t bytes = (home ? a.recvCount(rank(h, from)) : counts(from, rank(dh, l))) * es;
       ready[dh].push_back(s.recv(rank(h, from), dst, bytes, start));
     }
@@ -86,7 +88,7 @@ Result<std::unique_ptr<Task>> planExchange(const CollArgs& a, Comm& comm, const 
       s.recv(rank(from, l), outAt(rank(from, 0)), total, start);
       continue;
     }
-    uint8_t* staged = stage2 + (i - 1) * stage2Bytes;
+    BufRef staged = stage2 + (i - 1) * stage2Bytes;
     Schedule::Step got = s.recv(rank(from, l), staged, total, start);
     for (size_t j = 0, at = 0; j < L; ++j) {
       size_t bytes = a.recvCount(rank(from, j)) * es;
@@ -94,28 +96,34 @@ Result<std::unique_ptr<Task>> planExchange(const CollArgs& a, Comm& comm, const 
       at += bytes;
     }
   }
-  return s.build("alltoall.hier");
+  return s;
 }
 
 class HierAllToAll final : public Algorithm {
  public:
   const char* name() const override { return "alltoall.hier"; }
   CollKind kind() const override { return CollKind::kAllToAll; }
-  Status supports(const CollArgs&, const Comm& comm) const override { return evenHosts(comm); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
+  Status supports(const CollArgs&, const CommView& comm) const override { return evenHosts(comm); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
     size_t n = static_cast<size_t>(comm.nranks());
     if (a.sendCounts.empty()) return planExchange(a, comm, HostCounts{&a, nullptr, n});
     // All-to-allv: the host's ranks all-gather their send counts, then the exchange is planned.
+    // The schedule's local bytes: this rank's n counts, then the host's L x n table they gather into.
     Group local = Group::local(comm);
-    auto table = std::make_shared<std::vector<uint64_t>>(static_cast<size_t>(local.size()) * n);
-    auto mine = std::make_shared<std::vector<uint64_t>>(a.sendCounts.begin(), a.sendCounts.end());
-    Schedule s(comm);
-    GatherLayer layer{reinterpret_cast<uint8_t*>(table->data()), Blocks::uniform(n, local.size()), mine->data()};
+    size_t L = static_cast<size_t>(local.size());
+    std::vector<uint64_t> mine(a.sendCounts.begin(), a.sendCounts.end());
+    std::vector<uint8_t> bytes((1 + L) * n * sizeof(uint64_t));
+    std::memcpy(bytes.data(), mine.data(), n * sizeof(uint64_t));
+    Schedule s(name());
+    BufRef counts = s.local(std::move(bytes));
+    GatherLayer layer{counts + n * sizeof(uint64_t), Blocks::uniform(n, local.size()), counts};
     ringAllGatherSteps(s, local, {&layer, 1}, sizeof(uint64_t), n, {});
-    MYR_ASSIGN_OR_RETURN(std::unique_ptr<Task> first, s.build(name()));
-    return staged(std::move(first), [a, &comm, table, mine, n]() {
-      return planExchange(a, comm, HostCounts{&a, table.get(), n});
+    s.then([a, comm, n, L](std::span<const uint8_t> gathered) -> Result<Schedule> {
+      std::vector<uint64_t> table(L * n);
+      std::memcpy(table.data(), gathered.data() + n * sizeof(uint64_t), table.size() * sizeof(uint64_t));
+      return planExchange(a, comm, HostCounts{&a, &table, n});
     });
+    return s;
   }
 };
 

@@ -6,8 +6,8 @@
 // copied to scratch (one extra pass over the buffer).
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
-#include "algorithms/schedule.h"
 #include "exec/dtype.h"
+#include "plan/schedule.h"
 
 namespace myriad {
 namespace {
@@ -18,20 +18,20 @@ class PairwiseAllToAll final : public Algorithm {
  public:
   const char* name() const override { return "alltoall.pairwise"; }
   CollKind kind() const override { return CollKind::kAllToAll; }
-  Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
-    int n = comm.nranks(), r = comm.rank();
+  Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
+    int n = comm.nranks(), r = comm.rank;
     size_t es = dtypeSize(a.dtype);
-    const uint8_t* src = static_cast<const uint8_t*>(a.sendbuff);
+    BufRef src = Schedule::sendBuf();
     Schedule::Deps start;
     if (a.inPlace()) {
       size_t extent = a.sendExtent(n);
-      uint8_t* copy = s.reserveScratch(extent * es);
+      BufRef copy = s.reserveScratch(extent * es);
       if (extent) start = {s.copy(copy, src, extent * es)};
       src = copy;
     }
-    auto out = [&](int p) { return bytePtr(a.recvbuff, a.recvDispl(p), es); };
+    auto out = [&](int p) { return at(Schedule::recvBuf(), a.recvDispl(p), es); };
     if (a.sendCount(r)) s.copy(out(r), src + a.sendDispl(r) * es, a.sendCount(r) * es, start);
     std::vector<Schedule::Step> rounds(static_cast<size_t>(n), -1);
     for (int i = 1; i < n; ++i) {
@@ -42,7 +42,7 @@ class PairwiseAllToAll final : public Algorithm {
       Schedule::Step got = s.recv(from, out(from), a.recvCount(from) * es, deps);
       rounds[static_cast<size_t>(i)] = s.join({sent, got});
     }
-    return s.build(name());
+    return s;
   }
 };
 

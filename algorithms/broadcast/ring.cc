@@ -4,8 +4,8 @@
 // messages; n-1 slice latencies to fill).
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
-#include "algorithms/schedule.h"
 #include "exec/dtype.h"
+#include "plan/schedule.h"
 
 namespace myriad {
 namespace {
@@ -14,24 +14,24 @@ class RingBroadcast final : public Algorithm {
  public:
   const char* name() const override { return "broadcast.ring"; }
   CollKind kind() const override { return CollKind::kBroadcast; }
-  Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
-    int n = comm.nranks(), v = ((comm.rank() - a.root) % n + n) % n;
+  Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
+    int n = comm.nranks(), v = ((comm.rank - a.root) % n + n) % n;
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es), bytes = a.count * es;
-    int next = (comm.rank() + 1) % n, prev = (comm.rank() + n - 1) % n;
-    if (v == 0 && bytes && a.sendbuff != a.recvbuff) s.copy(a.recvbuff, a.sendbuff, bytes);
+    int next = (comm.rank + 1) % n, prev = (comm.rank + n - 1) % n;
+    if (v == 0 && bytes && !a.inPlace()) s.copy(Schedule::recvBuf(), Schedule::sendBuf(), bytes);
     for (size_t k = 0; k < slicesOf(a.count, chunk) && n > 1; ++k) {
       Slice sl = sliceOf(a.count, chunk, k);
-      uint8_t* dst = bytePtr(a.recvbuff, sl.begin, es);
+      BufRef dst = at(Schedule::recvBuf(), sl.begin, es);
       if (v == 0) {
-        s.send(next, bytePtr(a.sendbuff, sl.begin, es), sl.count * es);
+        s.send(next, at(Schedule::sendBuf(), sl.begin, es), sl.count * es);
         continue;
       }
       Schedule::Step got = s.recv(prev, dst, sl.count * es);
       if (v < n - 1) s.send(next, dst, sl.count * es, {got});
     }
-    return s.build(name());
+    return s;
   }
 };
 

@@ -3,9 +3,9 @@
 // sends the message twice, so for large messages broadcast.ring is faster.
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
-#include "algorithms/schedule.h"
 #include "algorithms/trees.h"
 #include "exec/dtype.h"
+#include "plan/schedule.h"
 
 namespace myriad {
 namespace {
@@ -14,21 +14,21 @@ class TreeBroadcast final : public Algorithm {
  public:
   const char* name() const override { return "broadcast.tree"; }
   CollKind kind() const override { return CollKind::kBroadcast; }
-  Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
-    TreeNode t = heapTree(comm.nranks(), a.root, comm.rank());
+  Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
+    TreeNode t = heapTree(comm.nranks(), a.root, comm.rank);
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es), bytes = a.count * es;
     bool root = t.parent < 0;
-    if (root && bytes && a.sendbuff != a.recvbuff) s.copy(a.recvbuff, a.sendbuff, bytes);
+    if (root && bytes && !a.inPlace()) s.copy(Schedule::recvBuf(), Schedule::sendBuf(), bytes);
     for (size_t k = 0; k < slicesOf(a.count, chunk); ++k) {
       Slice sl = sliceOf(a.count, chunk, k);
-      uint8_t* dst = bytePtr(a.recvbuff, sl.begin, es);
-      const uint8_t* src = root ? bytePtr(a.sendbuff, sl.begin, es) : dst;
+      BufRef dst = at(Schedule::recvBuf(), sl.begin, es);
+      BufRef src = root ? at(Schedule::sendBuf(), sl.begin, es) : dst;
       Schedule::Deps got = root ? Schedule::Deps{} : Schedule::Deps{s.recv(t.parent, dst, sl.count * es)};
       for (int c : t.children) s.send(c, src, sl.count * es, got);
     }
-    return s.build(name());
+    return s;
   }
 };
 

@@ -2,8 +2,8 @@
 // offset r*count (its own block is a local copy). n-1 messages into one rank: the simplest correct
 // schedule; the root's link is the bottleneck, as it is for any gather.
 #include "algorithms/algorithm.h"
-#include "algorithms/schedule.h"
 #include "exec/dtype.h"
+#include "plan/schedule.h"
 
 namespace myriad {
 namespace {
@@ -12,23 +12,23 @@ class LinearGather final : public Algorithm {
  public:
   const char* name() const override { return "gather.linear"; }
   CollKind kind() const override { return CollKind::kGather; }
-  Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
+  Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
     size_t bytes = a.count * dtypeSize(a.dtype);
-    if (comm.rank() != a.root) {
-      s.send(a.root, a.sendbuff, bytes);
-      return s.build(name());
+    if (comm.rank != a.root) {
+      s.send(a.root, Schedule::sendBuf(), bytes);
+      return s;
     }
-    auto* out = static_cast<uint8_t*>(a.recvbuff);
+    BufRef out = Schedule::recvBuf();
     for (int r = 0; r < comm.nranks(); ++r) {
-      uint8_t* block = out + static_cast<size_t>(r) * bytes;
-      if (r == comm.rank())
-        s.copy(block, a.sendbuff, bytes);
+      BufRef block = out + static_cast<size_t>(r) * bytes;
+      if (r == comm.rank)
+        s.copy(block, Schedule::sendBuf(), bytes);
       else
         s.recv(r, block, bytes);
     }
-    return s.build(name());
+    return s;
   }
 };
 

@@ -4,8 +4,8 @@
 // window of kWindow scratch slots per rank: slot k mod W is refilled once the send that read it is done.
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
-#include "algorithms/schedule.h"
 #include "exec/dtype.h"
+#include "plan/schedule.h"
 
 namespace myriad {
 namespace {
@@ -16,36 +16,36 @@ class RingReduce final : public Algorithm {
  public:
   const char* name() const override { return "reduce.ring"; }
   CollKind kind() const override { return CollKind::kReduce; }
-  Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
-    int n = comm.nranks(), v = ((comm.rank() - a.root - 1) % n + n) % n;  // v = n-1 is the root
+  Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
+    int n = comm.nranks(), v = ((comm.rank - a.root - 1) % n + n) % n;  // v = n-1 is the root
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es), slices = slicesOf(a.count, chunk);
-    int next = (comm.rank() + 1) % n, prev = (comm.rank() + n - 1) % n;
+    int next = (comm.rank + 1) % n, prev = (comm.rank + n - 1) % n;
     if (n == 1) {
-      if (a.count && a.sendbuff != a.recvbuff) s.copy(a.recvbuff, a.sendbuff, a.count * es);
-      return s.build(name());
+      if (a.count && !a.inPlace()) s.copy(Schedule::recvBuf(), Schedule::sendBuf(), a.count * es);
+      return s;
     }
-    uint8_t* scratch = v == 0 ? nullptr : s.reserveScratch(kWindow * chunk * es);
+    BufRef scratch = v == 0 ? BufRef{} : s.reserveScratch(kWindow * chunk * es);
     std::vector<Schedule::Step> freed(slices, -1);  // the step after which slice k's slot may be refilled
     for (size_t k = 0; k < slices; ++k) {
       Slice sl = sliceOf(a.count, chunk, k);
       size_t bytes = sl.count * es;
-      const uint8_t* mine = bytePtr(a.sendbuff, sl.begin, es);
+      BufRef mine = at(Schedule::sendBuf(), sl.begin, es);
       if (v == 0) {
         s.send(next, mine, bytes);
         continue;
       }
-      uint8_t* slot = scratch + (k % kWindow) * chunk * es;
+      BufRef slot = scratch + (k % kWindow) * chunk * es;
       Schedule::Deps free = k >= kWindow ? Schedule::Deps{freed[k - kWindow]} : Schedule::Deps{};
       Schedule::Step got = s.recv(prev, slot, bytes, free);
       bool root = v == n - 1;
-      uint8_t* dst = root ? bytePtr(a.recvbuff, sl.begin, es) : slot;
+      BufRef dst = root ? at(Schedule::recvBuf(), sl.begin, es) : slot;
       Schedule::Step red = s.reduce(dst, slot, mine, sl.count, a.dtype, a.op, {got});
       if (root && a.op == myrAvg) s.scaleAvg(dst, sl.count, a.dtype, n, {red});
       freed[k] = root ? red : s.send(next, slot, bytes, {red});
     }
-    return s.build(name());
+    return s;
   }
 };
 

@@ -4,9 +4,9 @@
 // a window of kWindow slices, each refilled once the steps that read it are done.
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
-#include "algorithms/schedule.h"
 #include "algorithms/trees.h"
 #include "exec/dtype.h"
+#include "plan/schedule.h"
 
 namespace myriad {
 namespace {
@@ -17,34 +17,34 @@ class TreeReduce final : public Algorithm {
  public:
   const char* name() const override { return "reduce.tree"; }
   CollKind kind() const override { return CollKind::kReduce; }
-  Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
-    TreeNode t = heapTree(comm.nranks(), a.root, comm.rank());
+  Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
+    TreeNode t = heapTree(comm.nranks(), a.root, comm.rank);
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es), slices = slicesOf(a.count, chunk);
     size_t nc = t.children.size(), slotBytes = chunk * es;
     bool root = t.parent < 0;
     if (nc == 0) {  // a leaf sends its input; a lone root copies it
       for (size_t k = 0; k < slices; ++k) {
         Slice sl = sliceOf(a.count, chunk, k);
-        if (!root) s.send(t.parent, bytePtr(a.sendbuff, sl.begin, es), sl.count * es);
+        if (!root) s.send(t.parent, at(Schedule::sendBuf(), sl.begin, es), sl.count * es);
       }
-      if (root && a.count && a.sendbuff != a.recvbuff) s.copy(a.recvbuff, a.sendbuff, a.count * es);
-      return s.build(name());
+      if (root && a.count && !a.inPlace()) s.copy(Schedule::recvBuf(), Schedule::sendBuf(), a.count * es);
+      return s;
     }
     // Per window position: nc child slots, then (off the root) one accumulator slot.
     size_t perSlice = nc + (root ? 0 : 1);
-    uint8_t* scratch = s.reserveScratch(kWindow * perSlice * slotBytes);
+    BufRef scratch = s.reserveScratch(kWindow * perSlice * slotBytes);
     std::vector<Schedule::Step> done(slices, -1);  // slice k's slots are free after this step
     for (size_t k = 0; k < slices; ++k) {
       Slice sl = sliceOf(a.count, chunk, k);
-      uint8_t* base = scratch + (k % kWindow) * perSlice * slotBytes;
-      uint8_t* acc = root ? bytePtr(a.recvbuff, sl.begin, es) : base + nc * slotBytes;
+      BufRef base = scratch + (k % kWindow) * perSlice * slotBytes;
+      BufRef acc = root ? at(Schedule::recvBuf(), sl.begin, es) : base + nc * slotBytes;
       Schedule::Deps free = k >= kWindow ? Schedule::Deps{done[k - kWindow]} : Schedule::Deps{};
-      const uint8_t* in = bytePtr(a.sendbuff, sl.begin, es);
+      BufRef in = at(Schedule::sendBuf(), sl.begin, es);
       Schedule::Step last = -1;
       for (size_t c = 0; c < nc; ++c) {
-        uint8_t* slot = base + c * slotBytes;
+        BufRef slot = base + c * slotBytes;
         Schedule::Step got = s.recv(t.children[c], slot, sl.count * es, free);
         Schedule::Deps deps = last < 0 ? free : Schedule::Deps{last};
         deps.push_back(got);
@@ -53,7 +53,7 @@ class TreeReduce final : public Algorithm {
       if (root && a.op == myrAvg) last = s.scaleAvg(acc, sl.count, a.dtype, comm.nranks(), {last});
       done[k] = root ? last : s.send(t.parent, acc, sl.count * es, {last});
     }
-    return s.build(name());
+    return s;
   }
 };
 

@@ -16,25 +16,25 @@ class HierReduceScatter final : public Algorithm {
  public:
   const char* name() const override { return "reducescatter.hier"; }
   CollKind kind() const override { return CollKind::kReduceScatter; }
-  Status supports(const CollArgs&, const Comm& comm) const override { return evenHosts(comm); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
+  Status supports(const CollArgs&, const CommView& comm) const override { return evenHosts(comm); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es);
     Group local = Group::local(comm), rail = Group::rail(comm);
     size_t nhosts = static_cast<size_t>(rail.size()), partialBytes = nhosts * a.count * es;
     std::vector<ReduceLayer> intra;
     for (const auto& host : comm.hosts())
-      intra.push_back(ReduceLayer{static_cast<const uint8_t*>(a.sendbuff), Blocks::ofRanks(host, a.count), nullptr});
-    ReduceLayer inter{nullptr, Blocks::uniform(a.count, rail.size()), static_cast<uint8_t*>(a.recvbuff)};
+      intra.push_back(ReduceLayer{Schedule::sendBuf(), Blocks::ofRanks(host, a.count), BufRef{}});
+    ReduceLayer inter{BufRef{}, Blocks::uniform(a.count, rail.size()), Schedule::recvBuf()};
     size_t ring = std::max(ringReduceScatterScratch(local, intra, es, chunk),
                            ringReduceScatterScratch(rail, {&inter, 1}, es, chunk));
-    uint8_t* partials = s.reserveScratch(partialBytes + ring);
+    BufRef partials = s.reserveScratch(partialBytes + ring);
     for (size_t h = 0; h < nhosts; ++h) intra[h].out = partials + h * a.count * es;
     inter.in = partials;
     Schedule::Step step = ringReduceScatterSteps(s, local, intra, a.dtype, a.op, partials + partialBytes, chunk, {});
     step = ringReduceScatterSteps(s, rail, {&inter, 1}, a.dtype, a.op, partials + partialBytes, chunk, {step});
-    if (a.op == myrAvg && a.count) s.scaleAvg(a.recvbuff, a.count, a.dtype, comm.nranks(), {step});
-    return s.build(name());
+    if (a.op == myrAvg && a.count) s.scaleAvg(Schedule::recvBuf(), a.count, a.dtype, comm.nranks(), {step});
+    return s;
   }
 };
 

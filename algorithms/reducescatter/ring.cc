@@ -37,7 +37,7 @@ size_t ringReduceScatterScratch(const Group& g, std::span<const ReduceLayer> lay
 }
 
 Schedule::Step ringReduceScatterSteps(Schedule& s, const Group& g, std::span<const ReduceLayer> layers,
-                                      myrDataType_t dtype, myrRedOp_t op, uint8_t* scratch, size_t chunk,
+                                      myrDataType_t dtype, myrRedOp_t op, BufRef scratch, size_t chunk,
                                       const Schedule::Deps& after) {
   size_t es = dtypeSize(dtype);
   int n = g.size(), me = g.me;
@@ -45,7 +45,7 @@ Schedule::Step ringReduceScatterSteps(Schedule& s, const Group& g, std::span<con
   std::vector<Schedule::Step> all;
   if (n == 1) {
     for (const ReduceLayer& L : layers) {
-      const uint8_t* mine = L.in + L.blocks.offset[self] * es;
+      BufRef mine = L.in + L.blocks.offset[self] * es;
       if (L.blocks.count[self] && mine != L.out) all.push_back(s.copy(L.out, mine, L.blocks.count[self] * es, after));
     }
     return s.join(all.empty() ? after : all);
@@ -74,17 +74,16 @@ Schedule::Step ringReduceScatterSteps(Schedule& s, const Group& g, std::span<con
           size_t i = l * width + kk;
           Slice out = sliceOf(L.blocks.count[sendBlock], chunk, p0 + kk);
           if (out.count) {
-            const uint8_t* src =
-                step == 0 ? L.in + (L.blocks.offset[sendBlock] + out.begin) * es : slot((step - 1) % 2, l, kk);
+            BufRef src = step == 0 ? L.in + (L.blocks.offset[sendBlock] + out.begin) * es : slot((step - 1) % 2, l, kk);
             Schedule::Step sent = s.send(next, src, out.count * es, step == 0 ? after : Schedule::Deps{reduced[i]});
             if (step > 0) reader[(step - 1) % 2][i] = sent;
             passSteps.push_back(sent);
           }
           Slice in = sliceOf(L.blocks.count[recvBlock], chunk, p0 + kk);
           if (!in.count) continue;
-          uint8_t* buf = slot(step % 2, l, kk);
+          BufRef buf = slot(step % 2, l, kk);
           Schedule::Step prior = reader[step % 2][i];
-          uint8_t* dst = last ? L.out + in.begin * es : buf;
+          BufRef dst = last ? L.out + in.begin * es : buf;
           reduced[i] = s.recvReduce(prev, dst, L.in + (L.blocks.offset[recvBlock] + in.begin) * es, buf, in.count,
                                     dtype, op, prior >= 0 ? Schedule::Deps{prior} : passDeps);
           passSteps.push_back(reduced[i]);
@@ -103,17 +102,16 @@ class RingReduceScatter final : public Algorithm {
  public:
   const char* name() const override { return "reducescatter.ring"; }
   CollKind kind() const override { return CollKind::kReduceScatter; }
-  Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
+  Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es);
     Group g = Group::all(comm);
-    ReduceLayer layer{static_cast<const uint8_t*>(a.sendbuff), Blocks::uniform(a.count, comm.nranks()),
-                      static_cast<uint8_t*>(a.recvbuff)};
-    uint8_t* scratch = s.reserveScratch(ringReduceScatterScratch(g, {&layer, 1}, es, chunk));
+    ReduceLayer layer{Schedule::sendBuf(), Blocks::uniform(a.count, comm.nranks()), Schedule::recvBuf()};
+    BufRef scratch = s.reserveScratch(ringReduceScatterScratch(g, {&layer, 1}, es, chunk));
     Schedule::Step done = ringReduceScatterSteps(s, g, {&layer, 1}, a.dtype, a.op, scratch, chunk, {});
-    if (a.op == myrAvg && a.count) s.scaleAvg(a.recvbuff, a.count, a.dtype, comm.nranks(), {done});
-    return s.build(name());
+    if (a.op == myrAvg && a.count) s.scaleAvg(Schedule::recvBuf(), a.count, a.dtype, comm.nranks(), {done});
+    return s;
   }
 };
 

@@ -1,8 +1,8 @@
 // scatter.linear — the root sends block r (r*count elements in) to rank r and copies its own; every other
 // rank receives one message. The mirror image of gather.linear.
 #include "algorithms/algorithm.h"
-#include "algorithms/schedule.h"
 #include "exec/dtype.h"
+#include "plan/schedule.h"
 
 namespace myriad {
 namespace {
@@ -11,23 +11,23 @@ class LinearScatter final : public Algorithm {
  public:
   const char* name() const override { return "scatter.linear"; }
   CollKind kind() const override { return CollKind::kScatter; }
-  Status supports(const CollArgs&, const Comm&) const override { return Status::ok(); }
-  Result<std::unique_ptr<Task>> plan(const CollArgs& a, Comm& comm) const override {
-    Schedule s(comm);
+  Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
+    Schedule s(name());
     size_t bytes = a.count * dtypeSize(a.dtype);
-    if (comm.rank() != a.root) {
-      s.recv(a.root, a.recvbuff, bytes);
-      return s.build(name());
+    if (comm.rank != a.root) {
+      s.recv(a.root, Schedule::recvBuf(), bytes);
+      return s;
     }
-    auto* in = static_cast<const uint8_t*>(a.sendbuff);
+    BufRef in = Schedule::sendBuf();
     for (int r = 0; r < comm.nranks(); ++r) {
-      const uint8_t* block = in + static_cast<size_t>(r) * bytes;
-      if (r == comm.rank())
-        s.copy(a.recvbuff, block, bytes);
+      BufRef block = in + static_cast<size_t>(r) * bytes;
+      if (r == comm.rank)
+        s.copy(Schedule::recvBuf(), block, bytes);
       else
         s.send(r, block, bytes);
     }
-    return s.build(name());
+    return s;
   }
 };
 

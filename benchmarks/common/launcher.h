@@ -6,8 +6,8 @@
 #include <functional>
 #include <string>
 
-#include "core/launch.h"
 #include "myriad/myriad.h"
+#include "rendezvous/launch.h"
 
 namespace myriad::bench {
 

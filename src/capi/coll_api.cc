@@ -1,8 +1,8 @@
 // C API: host streams, collectives, point-to-point calls and groups. Each function converts its arguments
 // into CollArgs, issues them (core/collectives.h) and records the result through finish().
 #include "capi/handles.h"
-#include "core/collectives.h"
-#include "core/group.h"
+#include "dispatch/collectives.h"
+#include "dispatch/group.h"
 #include "exec/dtype.h"
 
 namespace myriad::capi {

@@ -1,12 +1,13 @@
 // C API: versions, unique ids, communicator life cycle and error reporting.
 #include <cstring>
 
+#include "base/log.h"
 #include "capi/handles.h"
 #include "capi/internal.h"
-#include "core/comm_id.h"
-#include "core/log.h"
-#include "core/tcp_store.h"
-#include "core/unique_id.h"
+#include "rendezvous/comm_id.h"
+#include "rendezvous/tcp_store.h"
+#include "rendezvous/unique_id.h"
+#include "transports/factory.h"
 
 namespace myriad::capi {
 namespace {
@@ -29,6 +30,7 @@ Status runInit(myrComm* c, const Secret& secret, const std::string& tag, std::sh
   setup.commTag = tag;
   setup.config = config;
   setup.cancel = &c->cancelInit;
+  setup.openTransports = openTransports;
   auto comm = Comm::create(std::move(setup));
   if (!comm.isOk()) return comm.takeStatus();
   c->impl = comm.take();

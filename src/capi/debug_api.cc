@@ -1,8 +1,8 @@
-// C API: debugging calls. myrDebugNetPaths copies out the multipath telemetry of the communicator's peers.
+// C API: debugging calls. myrDebugNetPaths copies out the multipath telemetry of the communicator's peers, as its
+// network transports report it.
 #include <cstring>
 
 #include "capi/handles.h"
-#include "transports/multipath/telemetry.h"
 
 using namespace myriad;
 using namespace myriad::capi;
@@ -11,7 +11,7 @@ extern "C" myrResult_t myrDebugNetPaths(myrComm_t comm, char* buf, size_t* len) 
   if (!len) return finish(comm, invalidArgument("len is NULL"), __func__);
   auto c = ready(comm);
   if (!c.isOk()) return finish(comm, c.status(), __func__);
-  std::string text = mp::formatTelemetry(mp::telemetrySnapshot(c.value()->commTag()));
+  std::string text = c.value()->netTelemetry();
   size_t room = *len;
   *len = text.size() + 1;
   if (buf && room > 0) {

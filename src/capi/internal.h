@@ -4,9 +4,9 @@
 
 #include <memory>
 
-#include "core/config.h"
-#include "core/store.h"
+#include "base/config.h"
 #include "myriad/myriad.h"
+#include "rendezvous/store.h"
 
 namespace myriad {
 

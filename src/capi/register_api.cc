@@ -4,7 +4,7 @@
 
 #include "capi/handles.h"
 #include "capi/internal.h"
-#include "core/group.h"
+#include "dispatch/group.h"
 
 using namespace myriad;
 using namespace myriad::capi;

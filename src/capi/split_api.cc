@@ -4,10 +4,10 @@
 // server and no out-of-band id are needed.
 #include <algorithm>
 
+#include "base/log.h"
 #include "capi/handles.h"
-#include "core/collectives.h"
-#include "core/group.h"
-#include "core/log.h"
+#include "dispatch/collectives.h"
+#include "dispatch/group.h"
 
 namespace myriad::capi {
 namespace {

@@ -7,13 +7,10 @@
 #include <cstring>
 #include <thread>
 
-#include "core/log.h"
-#include "core/tcp_store.h"
-#include "core/wire.h"
+#include "base/log.h"
+#include "base/wire.h"
+#include "rendezvous/tcp_store.h"
 #include "topology/detect.h"
-#include "transports/rdma/rdma.h"
-#include "transports/shm/shm_transport.h"
-#include "transports/tcp/tcp_transport.h"
 
 namespace myriad {
 namespace {
@@ -26,6 +23,7 @@ Result<std::unique_ptr<Comm>> Comm::create(CommSetup setup) {
     return invalidArgument("rank " + std::to_string(setup.rank) + " is out of range [0, " +
                            std::to_string(setup.nranks) + ")");
   if (!setup.store) return invalidArgument("no rendezvous store");
+  if (!setup.openTransports) return invalidArgument("no transport factory");
   std::unique_ptr<Comm> c(new Comm());
   c->rank_ = setup.rank;
   c->nranks_ = setup.nranks;
@@ -56,9 +54,9 @@ Status Comm::bootstrap(CommSetup& setup) {
   ctx.store = store_.get();
   MYR_ASSIGN_OR_RETURN(topology_, localTopology(config_.topoFile));
   ctx.topology = &topology_;
-  MYR_ASSIGN_OR_RETURN(tcp_, TcpTransport::create(ctx, &self));
-  MYR_ASSIGN_OR_RETURN(shm_, ShmTransport::create(ctx));
-  MYR_TRY(openNetwork(ctx, &self));
+  MYR_ASSIGN_OR_RETURN(transports_, setup.openTransports(ctx, &self));
+  for (auto& t : transports_)
+    if (WakeHook* h = t->wakeHook()) wakeHooks_.push_back(h);
 
   // Each rank publishes its description; rank 0 gathers them, checks that everyone agrees on the size of
   // the communicator, and publishes the table (or the reason there is none) for all.
@@ -106,7 +104,12 @@ Status Comm::bootstrap(CommSetup& setup) {
   conns_.resize(static_cast<size_t>(nranks_));
   sendTags_.assign(static_cast<size_t>(nranks_), 0);
   recvTags_.assign(static_cast<size_t>(nranks_), 0);
-  groupHosts();
+  std::vector<std::string> hostIds;
+  for (const auto& p : peers_) hostIds.push_back(p.hostId);
+  view_.rank = rank_;
+  view_.layout = HostLayout::fromLabels(hostIds);
+  view_.topology = &topology_;
+  view_.chunkBytes = config_.chunkBytes;
   int local = 0;
   for (const auto& p : peers_) local += p.hostId == self.hostId ? 1 : 0;
   oversubscribed_ = local > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -115,39 +118,6 @@ Status Comm::bootstrap(CommSetup& setup) {
   store_->setTimeoutMs(std::min(config_.timeoutMs, 2000));
   MYR_LOG(kInfo, kInit, rank_, "communicator ready: " + std::to_string(nranks_) + " ranks, host " + self.hostname);
   return Status::ok();
-}
-
-// MYRIAD_NET: rdma must work; auto uses it where it works and says why not at INFO; tcp never tries.
-Status Comm::openNetwork(const TransportContext& ctx, PeerInfo* self) {
-  if (config_.net == "tcp") return Status::ok();
-  auto rdma = createRdmaTransport(ctx, self);
-  if (rdma.isOk()) {
-    rdma_ = rdma.take();
-    return Status::ok();
-  }
-  Status why = rdma.takeStatus();
-  if (config_.net == "rdma")
-    return Status(why.code() == Code::kNotSupported ? Code::kSystemError : why.code(),
-                  "MYRIAD_NET=rdma, but " + why.message());
-  if (why.code() != Code::kNotSupported) return why;
-  MYR_LOG(kInfo, kNet, rank_, "rdma not used, tcp instead: " + why.message());
-  return Status::ok();
-}
-
-void Comm::groupHosts() {
-  hostOf_.assign(static_cast<size_t>(nranks_), -1);
-  localIndex_.assign(static_cast<size_t>(nranks_), -1);
-  for (int r = 0; r < nranks_; ++r) {
-    const std::string& id = peers_[static_cast<size_t>(r)].hostId;
-    int h = 0;
-    while (h < static_cast<int>(hosts_.size()) &&
-           peers_[static_cast<size_t>(hosts_[static_cast<size_t>(h)][0])].hostId != id)
-      ++h;
-    if (h == static_cast<int>(hosts_.size())) hosts_.emplace_back();
-    hostOf_[static_cast<size_t>(r)] = h;
-    localIndex_[static_cast<size_t>(r)] = static_cast<int>(hosts_[static_cast<size_t>(h)].size());
-    hosts_[static_cast<size_t>(h)].push_back(r);
-  }
 }
 
 void Comm::findStoreOwner() {
@@ -177,11 +147,15 @@ Result<Connection*> Comm::connection(int peer) {
   if (slot) return slot.get();
   const PeerInfo& self = peers_[static_cast<size_t>(rank_)];
   const PeerInfo& other = peers_[static_cast<size_t>(peer)];
-  Transport* t = tcp_.get();
-  if (shm_->canReach(self, other))
-    t = shm_.get();
-  else if (rdma_ && rdma_->canReach(self, other))
-    t = rdma_.get();
+  Transport* t = nullptr;
+  for (auto& candidate : transports_)
+    if (candidate->canReach(self, other)) {
+      t = candidate.get();
+      break;
+    }
+  if (!t)
+    return fail(
+        Status(Code::kInvalidUsage, "rank " + std::to_string(rank_) + ": no transport reaches " + other.describe()));
   auto c = t->connect(other);
   if (!c.isOk())
     return fail(c.takeStatus().addContext("rank " + std::to_string(rank_) + ": connect to " + other.describe()));
@@ -214,27 +188,25 @@ void* Comm::scratch(size_t bytes) {
   return p;
 }
 
-std::array<Transport*, 3> Comm::transports() const {
-  return {tcp_.get(), shm_.get(), rdma_.get()};
+std::string Comm::netTelemetry() const {
+  std::string out;
+  for (const auto& t : transports_) out += t->telemetry();
+  return out;
 }
 
 Result<uint64_t> Comm::pinEverywhere(void* p, size_t n) {
   const uint64_t id = nextPin_++;
-  const auto all = transports();
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (!all[i]) continue;
-    Status s = all[i]->pin(id, p, n);
+  for (size_t i = 0; i < transports_.size(); ++i) {
+    Status s = transports_[i]->pin(id, p, n);
     if (s.isOk()) continue;
-    for (size_t j = 0; j < i; ++j)
-      if (all[j]) all[j]->unpin(id);
+    for (size_t j = 0; j < i; ++j) transports_[j]->unpin(id);
     return s;
   }
   return id;
 }
 
 void Comm::unpinEverywhere(uint64_t id) {
-  for (Transport* t : transports())
-    if (t) t->unpin(id);
+  for (auto& t : transports_) t->unpin(id);
 }
 
 Result<uint64_t> Comm::registerBuffer(void* p, size_t n) {

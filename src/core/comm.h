@@ -1,6 +1,8 @@
-// Comm: one rank's view of a communicator. It owns a handful of parts — Config, the peers' descriptions,
-// transports and lazily opened connections, the error state, scratch memory — and runs Tasks to
-// completion with deadlines. Calls on one Comm execute one at a time, in the order they were issued.
+// Comm: one rank's communicator. It owns a handful of parts — Config, the peers' descriptions, the
+// transports (handed over in preference order by a factory outside this layer) and lazily opened
+// connections, the error state, scratch memory — and offers planners a read-only CommView. Executors
+// (src/exec) run schedules on its connections and ask it for liveness checks. Calls on one Comm execute one
+// at a time, in the order they were issued.
 #pragma once
 
 #include <array>
@@ -12,20 +14,17 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
-#include "core/cpu_waiters.h"
+#include "base/config.h"
+#include "base/cpu_waiters.h"
 #include "core/error_state.h"
-#include "core/peer_info.h"
-#include "core/store.h"
 #include "core/transport.h"
-#include "core/unique_id.h"
-#include "exec/task.h"
+#include "plan/comm_view.h"
+#include "rendezvous/peer_info.h"
+#include "rendezvous/store.h"
+#include "rendezvous/unique_id.h"
 #include "topology/topology.h"
 
 namespace myriad {
-
-class TcpTransport;
-class ShmTransport;
 
 struct CommSetup {
   int rank = 0;
@@ -35,6 +34,7 @@ struct CommSetup {
   std::string commTag;  // unique per communicator; names shared-memory segments
   Config config;
   const std::atomic<bool>* cancel = nullptr;  // aborts a rendezvous in progress
+  TransportFactory openTransports;            // this rank's transports, in order of preference
 };
 
 class Comm {
@@ -71,15 +71,30 @@ class Comm {
   uint32_t nextSendTag(int peer) { return sendTags_[static_cast<size_t>(peer)]++; }
   uint32_t nextRecvTag(int peer) { return recvTags_[static_cast<size_t>(peer)]++; }
   // Ranks grouped by host (in rank order within each host, hosts ordered by their lowest rank).
-  const std::vector<std::vector<int>>& hosts() const { return hosts_; }
-  int hostOf(int rank) const { return hostOf_[static_cast<size_t>(rank)]; }
-  int localIndex(int rank) const { return localIndex_[static_cast<size_t>(rank)]; }
+  const std::vector<std::vector<int>>& hosts() const { return view_.hosts(); }
+  int hostOf(int rank) const { return view_.hostOf(rank); }
+  int localIndex(int rank) const { return view_.localIndex(rank); }
   // This rank's machine: detected once per process, or MYRIAD_TOPO_FILE completed by detection.
   const Topology& topology() const { return topology_; }
+  // What planners may read: rank, host layout, topology, chunk size.
+  const CommView& view() const { return view_; }
+  // The multipath telemetry of every network transport, as myrDebugNetPaths prints it.
+  std::string netTelemetry() const;
 
-  // Runs `task` on the calling thread until done, a peer fails, a deadline passes or the communicator is
-  // aborted. A failure is recorded in errors() (and published to the other ranks) before it is returned.
-  Status run(Task& task);
+  // For executors. The connections opened so far (for liveness checks and background polling); the wake-up
+  // hooks of the transports that have one (read before polling, sleep on after); whether this host has more
+  // ranks than cores (sleep at once instead of spinning); who else wants a CPU.
+  const std::vector<Connection*>& openConnections() const { return open_; }
+  const std::vector<WakeHook*>& wakeHooks() const { return wakeHooks_; }
+  bool oversubscribed() const { return oversubscribed_; }
+  CpuWaiters& cpuWaiters() { return cpuWaiters_; }
+  // While a wait makes no progress: the abort flag, the liveness of the peers waited on, the silence
+  // deadline (MYRIAD_TIMEOUT_MS), and (when checkStore) the store's abort notice.
+  Status checkWhileStalled(bool checkStore);
+  // Bytes move again: this rank no longer waits on anyone.
+  void clearStall();
+  // A failure seen by an executor: recorded, or replaced by a root cause another rank already published.
+  Status failDetected(Status detected);
 
   // Ok, or the error that stopped this communicator (its first error, or "aborted").
   Status usable() const;
@@ -96,15 +111,10 @@ class Comm {
  private:
   Comm() = default;
   Status bootstrap(CommSetup& setup);
-  Status openNetwork(const TransportContext& ctx, PeerInfo* self);
   void findStoreOwner();
-  void groupHosts();
   Status learnedFailure(const Bytes& notice);
-  Status failDetected(Status detected);
-  Status checkWhileStalled(bool checkStore);
   // Stall records and blame for silence (core/blame.cc).
   void publishStall(int peer);
-  void clearStall();
   Status blameSilence(int peer, long long silentMs);
 
   int rank_ = 0;
@@ -115,9 +125,8 @@ class Comm {
   Secret secret_{};
   int splits_ = 0;
   std::vector<PeerInfo> peers_;
-  std::unique_ptr<TcpTransport> tcp_;
-  std::unique_ptr<ShmTransport> shm_;
-  std::unique_ptr<Transport> rdma_;                 // null: MYRIAD_NET=tcp, or no working device under auto
+  std::vector<std::unique_ptr<Transport>> transports_;  // in order of preference
+  std::vector<WakeHook*> wakeHooks_;
   std::vector<std::unique_ptr<Connection>> conns_;  // by rank, opened lazily
   std::vector<Connection*> open_;                   // the opened ones, for liveness checks
   std::string storeOwner_;                          // who hosts the tcp store, for messages
@@ -129,18 +138,16 @@ class Comm {
   std::condition_variable pendingCv_;
   int pending_ = 0;
   std::vector<uint32_t> sendTags_, recvTags_;
-  std::vector<std::vector<int>> hosts_;
-  std::vector<int> hostOf_, localIndex_;
+  CommView view_;
   Topology topology_;
   bool stallPublished_ = false;  // this rank's stall record says it waits on someone
   uint32_t stallBeat_ = 0;
   Clock::time_point lastStallWrite_{};
   void* scratch_ = nullptr;
   size_t scratchBytes_ = 0;
-  uint64_t scratchPin_ = 0;                      // the scratch memory's pin id; 0: not pinned
-  std::set<uint64_t> registered_;                // handles of the user's registrations
-  uint64_t nextPin_ = 1;                         // user registrations and scratch pins share the numbering
-  std::array<Transport*, 3> transports() const;  // tcp, shm, rdma (null when not in use)
+  uint64_t scratchPin_ = 0;        // the scratch memory's pin id; 0: not pinned
+  std::set<uint64_t> registered_;  // handles of the user's registrations
+  uint64_t nextPin_ = 1;           // user registrations and scratch pins share the numbering
   // Pins [p, p + n) in every transport under a fresh id (0 and an error: none pinned it).
   Result<uint64_t> pinEverywhere(void* p, size_t n);
   void unpinEverywhere(uint64_t id);

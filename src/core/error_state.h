@@ -5,7 +5,7 @@
 #include <atomic>
 #include <mutex>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace myriad {
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace myriad {
 

@@ -12,14 +12,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "core/config.h"
-#include "core/peer_info.h"
-#include "core/status.h"
+#include "base/config.h"
+#include "base/status.h"
 #include "myriad/myriad.h"
+#include "rendezvous/peer_info.h"
 
 namespace myriad {
 
@@ -42,6 +43,15 @@ struct Request {
   Combine combine{};  // receives on connections that combinesOnReceive(), when combine.with is set
 };
 
+// How an executor sleeps until a transport has news for this rank. Read seq() before polling; sleep(seen, us)
+// returns at once if anything happened since, else when the transport rings or after `us` microseconds.
+class WakeHook {
+ public:
+  virtual ~WakeHook() = default;
+  virtual uint32_t seq() const = 0;
+  virtual void sleep(uint32_t seen, int us) = 0;
+};
+
 class Connection {
  public:
   explicit Connection(const PeerInfo& peer) : peer_(peer) {}
@@ -54,9 +64,9 @@ class Connection {
   // Called while a wait makes no progress: is the peer still there? (Cheap, but not free.)
   virtual Status checkAlive() = 0;
   virtual bool busy() const = 0;
-  // True when the transport wakes this rank's doorbell on every event of this connection, so that the
-  // executor may sleep instead of polling it.
-  virtual bool sleepable() const { return false; }
+  // The hook rung on every event of this connection, so that the executor may sleep on it instead of
+  // polling; null when there is none (the executor then yields and naps).
+  virtual WakeHook* wakeHook() const { return nullptr; }
   // True when postRecv honours Request::combine; otherwise the caller receives into staging and reduces.
   virtual bool combinesOnReceive() const { return false; }
   // Called when the communicator is destroyed: waits, until `deadline` or until the peer is gone, for what
@@ -116,6 +126,16 @@ class Transport {
   // The range is about to be freed: nothing may find it again. Messages still using it (possible only after
   // a failure) keep their resources until they end.
   virtual void unpin(uint64_t id) { (void)id; }
+  // The hook this transport's connections ring (Connection::wakeHook); null when they ring none.
+  virtual WakeHook* wakeHook() { return nullptr; }
+  // What myrDebugNetPaths prints for this transport's peers (multipath telemetry); empty when nothing.
+  virtual std::string telemetry() const { return ""; }
 };
+
+// Opens this rank's transports, in order of preference (the first that reaches a peer carries it), and
+// fills in what `self` publishes to the other ranks (addresses). Lives outside the communicator's layer
+// (transports/factory.h), so that adding a transport touches no core file.
+using TransportFactory =
+    std::function<Result<std::vector<std::unique_ptr<Transport>>>(const TransportContext& ctx, PeerInfo* self)>;
 
 }  // namespace myriad

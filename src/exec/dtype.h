@@ -3,7 +3,7 @@
 
 #include <cstddef>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "myriad/myriad.h"
 
 namespace myriad {

@@ -3,7 +3,7 @@
 // how to wait (spin, yield, sleep) and when to check deadlines and peers' liveness.
 #pragma once
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace myriad {
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <mutex>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "topology/detect_internal.h"
 #include "topology/topology_file.h"
 

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "topology/link_speed.h"
 
 namespace myriad {

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "topology/topology.h"
 
 namespace myriad {

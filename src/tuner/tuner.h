@@ -1,11 +1,12 @@
 // The Tuner seam: given a call and the communicator's shape, name the algorithm to run. The first tuner
 // is a handful of rules (rules.cc); a calibrated cost model replaces it behind the same interface.
-// selectAlgorithm() wraps the tuner with MYRIAD_ALGO and with the fallback when a choice cannot run.
+// dispatch/select.h wraps the tuner with MYRIAD_ALGO and with the fallback when a choice cannot run.
 #pragma once
 
 #include <string>
 
-#include "algorithms/algorithm.h"
+#include "plan/coll_args.h"
+#include "plan/comm_view.h"
 
 namespace myriad {
 
@@ -20,7 +21,7 @@ struct CallShape {
   bool perPeerCounts = false;  // all-to-allv: the counts differ between ranks, so `bytes` is 0
 };
 
-CallShape shapeOf(const CollArgs& args, const Comm& comm);
+CallShape shapeOf(const CollArgs& args, const CommView& view);
 
 class Tuner {
  public:
@@ -31,9 +32,5 @@ class Tuner {
 };
 
 const Tuner& ruleTuner();
-
-// MYRIAD_ALGO first (an unknown name, two names for one collective, or a name that cannot run this call
-// is InvalidUsage listing the valid names), then the tuner, then the first algorithm that supports the call.
-Result<const Algorithm*> selectAlgorithm(const CollArgs& args, const Comm& comm);
 
 }  // namespace myriad

@@ -8,9 +8,9 @@
 #include <random>
 #include <sstream>
 
-#include "algorithms/registry.h"
 #include "buffers.h"
 #include "capi/handles.h"
+#include "dispatch/registry.h"
 #include "run_ranks.h"
 #include "tests/common/dtype_values.h"
 
@@ -102,7 +102,7 @@ std::string RankCtx::call(const CollArgs& args, const std::function<myrResult_t(
     myrResult_t rc = issue(tuned_);
     return rc == myrSuccess ? "" : "tuner's choice: " + callError(rc, tuned_);
   }
-  Status why = algo_->supports(args, *forced_->impl);
+  Status why = algo_->supports(args, forced_->impl->view());
   myrResult_t rc = issue(forced_);
   if (why.isOk()) {
     ++forcedCalls_;

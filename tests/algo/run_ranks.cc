@@ -4,8 +4,8 @@
 #include <memory>
 #include <thread>
 
+#include "base/config.h"
 #include "capi/internal.h"
-#include "core/config.h"
 
 namespace myriad::test {
 

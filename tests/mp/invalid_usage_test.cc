@@ -1,4 +1,4 @@
-// Misuse of groups, splits and MYRIAD_ALGO (see src/tuner/select.cc: the list is checked at every call, an
+// Misuse of groups, splits and MYRIAD_ALGO (see src/dispatch/select.cc: the list is checked at every call, an
 // entry of another collective is ignored): each is refused with its documented code and a message naming the
 // problem, nothing is enqueued, and a good call on the same communicator right after still works.
 #include <gtest/gtest.h>

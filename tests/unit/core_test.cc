@@ -7,12 +7,12 @@
 
 #include <thread>
 
-#include "core/config.h"
-#include "core/socket.h"
-#include "core/status.h"
-#include "core/store.h"
-#include "core/tcp_store.h"
-#include "core/unique_id.h"
+#include "base/config.h"
+#include "base/socket.h"
+#include "base/status.h"
+#include "rendezvous/store.h"
+#include "rendezvous/tcp_store.h"
+#include "rendezvous/unique_id.h"
 
 namespace myriad {
 namespace {

@@ -1,6 +1,6 @@
 // unit tier: CpuWaiters, the executor's "does any task wait for a CPU?" probe: the /proc/loadavg parser on
 // well-formed and malformed text, and the live probe with more busy threads than CPUs.
-#include "core/cpu_waiters.h"
+#include "base/cpu_waiters.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // unit tier: detectLauncher (precedence of Open MPI, PMI, Slurm, torchrun; malformed values name the
 // variable) and the MYRIAD_COMM_ID unique id (the same on every call, keyed by MYRIAD_COMM_SECRET, flagged
 // "rank 0 hosts the root at init"). No rank listens here: myrGetUniqueId starts nothing in that mode.
-#include "core/launch.h"
+#include "rendezvous/launch.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -10,9 +10,9 @@
 #include <map>
 #include <string>
 
-#include "core/comm_id.h"
-#include "core/unique_id.h"
 #include "myriad/myriad.h"
+#include "rendezvous/comm_id.h"
+#include "rendezvous/unique_id.h"
 
 namespace myriad {
 namespace {

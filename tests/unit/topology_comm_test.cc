@@ -3,7 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "core/comm.h"
-#include "core/store.h"
+#include "rendezvous/store.h"
+#include "transports/factory.h"
 
 namespace myriad {
 namespace {
@@ -15,6 +16,7 @@ Result<std::unique_ptr<Comm>> oneRank(const std::string& topoFile, const std::st
   s.store = std::make_shared<MemoryStore>();
   s.commTag = tag;
   s.config.topoFile = topoFile;
+  s.openTransports = openTransports;
   return Comm::create(std::move(s));
 }
 

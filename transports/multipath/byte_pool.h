@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/clock.h"
+#include "base/clock.h"
 
 namespace myriad::mp {
 

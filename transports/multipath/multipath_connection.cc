@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/log.h"
+#include "base/log.h"
 
 namespace myriad::mp {
 namespace {
@@ -716,6 +716,7 @@ void MultipathConnection::maybeRound() {
 
 PeerTelemetry MultipathConnection::telemetry() const {
   PeerTelemetry t;
+  t.transport = "tcp";
   t.comm = o_.commTag;
   t.rank = o_.rank;
   t.peer = peer_.rank;

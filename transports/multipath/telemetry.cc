@@ -50,11 +50,11 @@ void forgetTelemetry(const std::string& comm, int peer) {
   std::erase_if(registry(), [&](const PeerTelemetry& e) { return e.comm == comm && e.peer == peer; });
 }
 
-std::vector<PeerTelemetry> telemetrySnapshot(const std::string& comm) {
+std::vector<PeerTelemetry> telemetrySnapshot(const std::string& comm, const std::string& transport) {
   std::lock_guard<std::mutex> lock(mu());
   std::vector<PeerTelemetry> out;
   for (const auto& e : registry())
-    if (comm.empty() || e.comm == comm) out.push_back(e);
+    if ((comm.empty() || e.comm == comm) && (transport.empty() || e.transport == transport)) out.push_back(e);
   return out;
 }
 

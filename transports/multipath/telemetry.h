@@ -25,7 +25,8 @@ struct PathTelemetry {
 };
 
 struct PeerTelemetry {
-  std::string comm;  // the communicator's tag
+  std::string comm;       // the communicator's tag
+  std::string transport;  // "tcp" or "rdma"
   int rank = 0, peer = 0;
   uint64_t bytes = 0, chunks = 0, duplicates = 0, quarantines = 0, repaths = 0;
   uint64_t rerolls = 0;  // spares given a fresh port because scouting found them no faster
@@ -53,7 +54,8 @@ class LatencyWindow {
 
 void publishTelemetry(const PeerTelemetry& t);
 void forgetTelemetry(const std::string& comm, int peer);
-std::vector<PeerTelemetry> telemetrySnapshot(const std::string& comm);
+// Every entry of communicator `comm` (all when empty) published by `transport` (any when empty).
+std::vector<PeerTelemetry> telemetrySnapshot(const std::string& comm, const std::string& transport = "");
 // A table, one line per path, grouped by peer.
 std::string formatTelemetry(const std::vector<PeerTelemetry>& peers);
 

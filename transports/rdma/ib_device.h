@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
+#include "base/config.h"
 #include "transports/rdma/ib_params.h"
 #include "transports/rdma/nic_choice.h"
 #include "transports/rdma/verbs.h"

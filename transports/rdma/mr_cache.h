@@ -16,7 +16,7 @@
 #include <map>
 #include <string>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "transports/rdma/verbs.h"
 
 namespace myriad {

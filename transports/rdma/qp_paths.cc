@@ -155,6 +155,7 @@ QpPaths::Repath QpPaths::repath(int slot) {
 
 mp::PeerTelemetry QpPaths::telemetry(const std::string& comm, int rank, int peer) const {
   mp::PeerTelemetry t;
+  t.transport = "rdma";
   t.comm = comm;
   t.rank = rank;
   t.peer = peer;

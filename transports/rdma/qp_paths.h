@@ -14,7 +14,7 @@
 #include <functional>
 #include <vector>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "transports/multipath/control.h"
 #include "transports/multipath/path_set.h"
 #include "transports/multipath/telemetry.h"

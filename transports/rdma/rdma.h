@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "core/peer_info.h"
 #include "core/transport.h"
+#include "rendezvous/peer_info.h"
 
 namespace myriad {
 

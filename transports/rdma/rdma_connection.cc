@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "transports/rdma/rdma_transport.h"
 
 namespace myriad {

@@ -11,9 +11,9 @@
 #include <cstring>
 #include <random>
 
-#include "core/log.h"
-#include "core/store.h"
-#include "core/wire.h"
+#include "base/log.h"
+#include "base/wire.h"
+#include "rendezvous/store.h"
 #include "topology/topology.h"
 #include "transports/rdma/rdma.h"
 

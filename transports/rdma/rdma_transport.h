@@ -36,6 +36,7 @@ class RdmaTransport final : public Transport {
     return !self.rdmaDevice.empty() && !peer.rdmaDevice.empty();
   }
   Result<std::unique_ptr<Connection>> connect(const PeerInfo& peer) override;
+  std::string telemetry() const override { return mp::formatTelemetry(mp::telemetrySnapshot(ctx_.commTag, "rdma")); }
   // Pinned ranges are registered with the NIC once (MrCache::pin).
   Status pin(uint64_t id, void* p, size_t n) override;
   void unpin(uint64_t id) override;

@@ -6,7 +6,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace myriad {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <thread>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "exec/dtype.h"
 #include "exec/reduce.h"
 
@@ -27,7 +27,7 @@ std::string bellName(const std::string& commTag, int rank) {
 
 Result<std::unique_ptr<ShmTransport>> ShmTransport::create(TransportContext ctx) {
   std::unique_ptr<ShmTransport> t(new ShmTransport(std::move(ctx)));
-  MYR_TRY(t->bell_.open(bellName(t->ctx_.commTag, t->ctx_.rank), true));
+  MYR_TRY(t->hook_.bell.open(bellName(t->ctx_.commTag, t->ctx_.rank), true));
   return t;
 }
 
@@ -44,6 +44,7 @@ Result<std::unique_ptr<Connection>> ShmTransport::connect(const PeerInfo& peer) 
   // ranks connecting to each other in any order never wait on one another.
   MYR_TRY(conn->createOutbound(segmentName(ctx_.commTag, ctx_.rank, peer.rank)));
   MYR_TRY(conn->peerBell().open(bellName(ctx_.commTag, peer.rank), false));
+  conn->setWakeHook(&hook_);
   MYR_LOG(kInfo, kShm, ctx_.rank, "shm: connected to " + peer.describe());
   return std::unique_ptr<Connection>(std::move(conn));
 }

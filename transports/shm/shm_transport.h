@@ -22,16 +22,19 @@ class ShmTransport final : public Transport {
   const char* name() const override { return "shm"; }
   bool canReach(const PeerInfo& self, const PeerInfo& peer) const override;
   Result<std::unique_ptr<Connection>> connect(const PeerInfo& peer) override;
-
-  // Sleeping while every busy connection is a shm one: read bellSeq() before polling, then sleep(seq, us)
-  // returns as soon as a peer rings (data arrived or FIFO space freed) or after `us`.
-  uint32_t bellSeq() const { return bell_.seq(); }
-  void sleep(uint32_t seen, int us) { bell_.wait(seen, us); }
+  WakeHook* wakeHook() override { return &hook_; }
 
  private:
+  // This rank's doorbell as the executor's wake-up hook: peers ring it when data arrived or FIFO space
+  // was freed for us.
+  struct BellHook final : WakeHook {
+    ShmBell bell;
+    uint32_t seq() const override { return bell.seq(); }
+    void sleep(uint32_t seen, int us) override { bell.wait(seen, us); }
+  };
   explicit ShmTransport(TransportContext ctx) : ctx_(std::move(ctx)) {}
   TransportContext ctx_;
-  ShmBell bell_;
+  BellHook hook_;
 };
 
 class ShmConnection final : public Connection {
@@ -42,7 +45,8 @@ class ShmConnection final : public Connection {
   ~ShmConnection() override;
   Status createOutbound(const std::string& name);
   ShmBell& peerBell() { return peerBell_; }
-  bool sleepable() const override { return true; }
+  void setWakeHook(WakeHook* hook) { hook_ = hook; }
+  WakeHook* wakeHook() const override { return hook_; }
   // Both paths combine: FIFO pieces are reduced out of the slot, CMA reads through a cache-sized bounce buffer.
   bool combinesOnReceive() const override { return true; }
 
@@ -68,7 +72,8 @@ class ShmConnection final : public Connection {
 
   ShmSegment out_;
   ShmSegment in_;
-  ShmBell peerBell_;  // rung when we publish data for the peer or free FIFO space it waits for
+  ShmBell peerBell_;          // rung when we publish data for the peer or free FIFO space it waits for
+  WakeHook* hook_ = nullptr;  // our own doorbell (ShmTransport's), rung by the peer
   std::string inName_;
   uint32_t slots_;
   size_t slotBytes_;

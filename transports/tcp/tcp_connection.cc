@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "transports/tcp/tcp_transport.h"
 
 namespace myriad {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/peer_info.h"
-#include "core/socket.h"
+#include "base/socket.h"
+#include "rendezvous/peer_info.h"
 #include "transports/multipath/lane.h"
 
 namespace myriad {

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <random>
 
-#include "core/log.h"
-#include "core/unique_id.h"
+#include "base/log.h"
+#include "rendezvous/unique_id.h"
 #include "transports/multipath/multipath_connection.h"
 #include "transports/tcp/tcp_lane.h"
 
@@ -178,6 +178,10 @@ Result<int> TcpTransport::takeLane(int rank) {
   int fd = it->second.front().release();
   it->second.pop_front();
   return fd;
+}
+
+std::string TcpTransport::telemetry() const {
+  return mp::formatTelemetry(mp::telemetrySnapshot(ctx_.commTag, "tcp"));
 }
 
 }  // namespace myriad

@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/socket.h"
+#include "base/socket.h"
 #include "core/transport.h"
 
 namespace myriad {
@@ -24,6 +24,7 @@ class TcpTransport final : public Transport {
   const char* name() const override { return "tcp"; }
   bool canReach(const PeerInfo&, const PeerInfo&) const override { return true; }
   Result<std::unique_ptr<Connection>> connect(const PeerInfo& peer) override;
+  std::string telemetry() const override;
 
   // Never blocks: the authenticated socket that `rank` opened to us, or -1 for not yet.
   Result<int> takeAccepted(int rank);

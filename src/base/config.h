@@ -1,0 +1,75 @@
+// Config: every MYRIAD_* environment variable, declared once in one table (config.cc), read once into an
+// immutable value that is passed down. Nothing else in Myriad calls getenv for a MYRIAD_ variable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "base/status.h"
+
+namespace myriad {
+
+struct EnvVarSpec {
+  const char* name;
+  const char* type;  // "int", "bool", "size", "string", "enum(a|b|c)"
+  const char* defaultValue;
+  const char* doc;
+};
+
+// The table, in the order the docs print it.
+std::span<const EnvVarSpec> envTable();
+// Markdown table of every variable (docs/environment.md is generated from it).
+std::string envTableMarkdown();
+
+struct Config {
+  // Logging
+  std::string debugLevel = "WARN";
+  std::string debugSubsys = "ALL";
+  std::string debugFile;
+  // Failure detection
+  int timeoutMs = 5000;
+  int initTimeoutMs = 60000;
+  // Topology and transports
+  std::string hostId;
+  bool disableShm = false;
+  std::string shmMode = "fifo";
+  size_t shmSlotBytes = 64 << 10;
+  int shmSlots = 8;
+  std::string socketIfname;
+  size_t socketBufferBytes = 4 << 20;
+  // RDMA (transports/rdma)
+  std::string net = "auto";
+  std::string ibHca;
+  int ibGidIndex = -1;
+  int ibRoceVersion = 2;
+  int ibTc = 0;
+  int ibSl = 0;
+  int ibTimeout = 20;
+  int ibRetryCnt = 7;
+  int ibQpsPerPeer = 1;
+  bool ibRegCache = false;
+  // Algorithms
+  std::string algo;
+  size_t chunkBytes = 128 << 10;
+  // Rendezvous from launcher environments
+  std::string commId;
+  std::string commSecret;  // never logged
+  // Topology
+  std::string topoFile;
+  // Multipath (transports/multipath)
+  int netPaths = 4;
+  bool netAdaptive = true;
+  size_t netSplitBytes = 512 << 10;
+  size_t netChunkBytes = 64 << 10;
+  size_t netInflightBytes = 512 << 10;
+  std::string netPorts;
+  int netListenPort = 0;
+  uint64_t netSeed = 0;
+
+  // Reads every variable in the table; a malformed value is an InvalidArgument naming the variable.
+  static Result<Config> fromEnv();
+};
+
+}  // namespace myriad

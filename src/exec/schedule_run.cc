@@ -1,0 +1,188 @@
+// ScheduleRun: dependency counting over the step list, per-peer in-order posting, and the second stage of
+// two-stage plans. Dependents are kept in one flat array (CSR), so a run allocates a few vectors, not one
+// per step.
+#include "exec/schedule_run.h"
+
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "base/log.h"
+#include "exec/dtype.h"
+#include "exec/reduce.h"
+
+namespace myriad {
+
+ScheduleRun::ScheduleRun(Schedule schedule, const CollArgs& args, RunContext& ctx)
+    : s_(std::move(schedule)), args_(args), ctx_(ctx) {}
+
+// A run dropped before it finished (its call failed) logs where each of its lanes stood: the first thing to
+// read when a schedule hangs.
+ScheduleRun::~ScheduleRun() {
+  if (completed_ != waiting_.size()) logStopped();
+}
+
+void ScheduleRun::logStopped() const {
+  std::string o = s_.name() + " stopped after " + std::to_string(completed_) + " of " +
+                  std::to_string(waiting_.size()) + " steps; messages posted/done/planned:";
+  for (const Lane& l : lanes_) {
+    o += " rank " + std::to_string(l.conn->peer().rank) + " send " + std::to_string(l.sends.posted) + "/" +
+         std::to_string(l.sends.completed) + "/" + std::to_string(l.sends.queue.size()) + " recv " +
+         std::to_string(l.recvs.posted) + "/" + std::to_string(l.recvs.completed) + "/" +
+         std::to_string(l.recvs.queue.size()) + ";";
+  }
+  MYR_LOG(kInfo, kColl, ctx_.rank(), o);
+}
+
+Status ScheduleRun::bind() {
+  bases_.assign(BufRef::kUser + args_.p2p.size(), nullptr);
+  bases_[BufRef::kSend] = const_cast<uint8_t*>(static_cast<const uint8_t*>(args_.sendbuff));
+  bases_[BufRef::kRecv] = static_cast<uint8_t*>(args_.recvbuff);
+  if (s_.scratchBytes()) {
+    MYR_ASSIGN_OR_RETURN(bases_[BufRef::kScratch], ctx_.scratch(s_.scratchBytes()));
+  }
+  local_ = s_.localBytes();
+  bases_[BufRef::kLocal] = local_.data();
+  for (size_t i = 0; i < args_.p2p.size(); ++i) bases_[BufRef::kUser + i] = static_cast<uint8_t*>(args_.p2p[i].buf);
+  return Status::ok();
+}
+
+Status ScheduleRun::init() {
+  MYR_TRY(bind());
+  const auto& steps = s_.steps();
+  size_t n = steps.size();
+  waiting_.assign(n, 0);
+  dependentsAt_.assign(n + 1, 0);
+  reqs_.assign(n, Request{});
+  lanes_.clear();
+  computeReady_.clear();
+  completed_ = 0;
+  for (size_t i = 0; i < n; ++i)
+    for (Step d : s_.deps(static_cast<Step>(i))) ++dependentsAt_[static_cast<size_t>(d) + 1];
+  for (size_t i = 0; i < n; ++i) dependentsAt_[i + 1] += dependentsAt_[i];
+  dependents_.assign(static_cast<size_t>(dependentsAt_[n]), 0);
+  std::vector<int32_t> fill(dependentsAt_.begin(), dependentsAt_.end() - 1);
+  std::unordered_map<int, size_t> laneOf;
+  const int nranks = ctx_.nranks(), rank = ctx_.rank();
+  for (size_t i = 0; i < n; ++i) {
+    const auto& st = steps[i];
+    waiting_[i] = st.numDeps;
+    for (Step d : s_.deps(static_cast<Step>(i)))
+      dependents_[static_cast<size_t>(fill[static_cast<size_t>(d)]++)] = static_cast<Step>(i);
+    for (const BufRef* b : {&st.dst, &st.a, &st.b, &st.staging})
+      if (b->valid() && b->base >= bases_.size())
+        return internalError(s_.name() + ": step " + std::to_string(i) + " uses buffer " + bufName(*b) +
+                             ", which this call does not have");
+    if (!Schedule::isMessage(st.kind)) continue;
+    if (st.peer < 0 || st.peer >= nranks || st.peer == rank)
+      return internalError(s_.name() + ": message step to bad peer " + std::to_string(st.peer));
+    auto [it, fresh] = laneOf.emplace(st.peer, lanes_.size());
+    if (fresh) {
+      lanes_.emplace_back();
+      MYR_ASSIGN_OR_RETURN(lanes_.back().conn, ctx_.connection(st.peer));
+    }
+    Lane& lane = lanes_[it->second];
+    (st.kind == Schedule::Kind::kSend ? lane.sends : lane.recvs).queue.push_back(static_cast<Step>(i));
+  }
+  return Status::ok();
+}
+
+Status ScheduleRun::start() {
+  for (size_t i = 0; i < waiting_.size(); ++i)
+    if (waiting_[i] == 0) ready(static_cast<Step>(i));
+  return Status::ok();
+}
+
+Status ScheduleRun::progress(bool* done) {
+  for (int round = 0; round < 8; ++round) {
+    size_t before = completed_;
+    runCompute();
+    for (Lane& lane : lanes_) {
+      MYR_TRY(postReady(lane, lane.sends, true));
+      MYR_TRY(postReady(lane, lane.recvs, false));
+      if (lane.sends.posted > lane.sends.completed || lane.recvs.posted > lane.recvs.completed)
+        MYR_TRY(lane.conn->poll());
+      reap(lane.sends);
+      reap(lane.recvs);
+    }
+    runCompute();
+    if (completed_ == before) break;
+  }
+  *done = completed_ == waiting_.size();
+  if (!*done || !s_.next()) return Status::ok();
+  // The first stage is done: plan the second from what it left in the local bytes, and run it.
+  MYR_ASSIGN_OR_RETURN(Schedule second, s_.next()(local_));
+  s_ = std::move(second);
+  MYR_TRY(init());
+  MYR_TRY(start());
+  return progress(done);
+}
+
+// A step whose dependencies are all done: compute steps wait in computeReady_, message steps are marked
+// (waiting_ == 0) and posted in order by postReady.
+void ScheduleRun::ready(Step i) {
+  if (Schedule::isMessage(s_.steps()[static_cast<size_t>(i)].kind)) return;
+  computeReady_.push_back(i);
+}
+
+void ScheduleRun::complete(Step i) {
+  ++completed_;
+  for (int32_t k = dependentsAt_[static_cast<size_t>(i)]; k < dependentsAt_[static_cast<size_t>(i) + 1]; ++k) {
+    Step d = dependents_[static_cast<size_t>(k)];
+    if (--waiting_[static_cast<size_t>(d)] == 0) ready(d);
+  }
+}
+
+void ScheduleRun::runCompute() {
+  while (!computeReady_.empty()) {
+    Step i = computeReady_.back();
+    computeReady_.pop_back();
+    const auto& st = s_.steps()[static_cast<size_t>(i)];
+    switch (st.kind) {
+      case Schedule::Kind::kReduce: reduce(at(st.dst), at(st.a), at(st.b), st.n, st.dtype, st.op); break;
+      case Schedule::Kind::kCopy:
+        if (st.n && at(st.dst) != at(st.a)) std::memmove(at(st.dst), at(st.a), st.n);
+        break;
+      case Schedule::Kind::kScale: scaleAvg(at(st.dst), st.n, st.dtype, st.divisor); break;
+      default: break;
+    }
+    complete(i);
+  }
+}
+
+Status ScheduleRun::postReady(Lane& lane, Queue& q, bool send) {
+  while (q.posted < q.queue.size() && waiting_[static_cast<size_t>(q.queue[q.posted])] == 0) {
+    Step i = q.queue[q.posted++];
+    const auto& st = s_.steps()[static_cast<size_t>(i)];
+    Request& r = reqs_[static_cast<size_t>(i)];
+    int peer = lane.conn->peer().rank;
+    if (send) {
+      r = Request{at(st.a), st.n, ctx_.nextSendTag(peer), false};
+      MYR_TRY(lane.conn->postSend(&r));
+    } else if (st.kind == Schedule::Kind::kRecv) {
+      r = Request{at(st.dst), st.n, ctx_.nextRecvTag(peer), false};
+      MYR_TRY(lane.conn->postRecv(&r));
+    } else if (lane.conn->combinesOnReceive()) {
+      r = Request{at(st.dst), st.n, ctx_.nextRecvTag(peer), false};
+      r.combine = Combine{at(st.b), st.dtype, st.op};
+      MYR_TRY(lane.conn->postRecv(&r));
+    } else {
+      r = Request{at(st.staging), st.n, ctx_.nextRecvTag(peer), false};  // reduced by reap()
+      MYR_TRY(lane.conn->postRecv(&r));
+    }
+  }
+  return Status::ok();
+}
+
+void ScheduleRun::reap(Queue& q) {
+  while (q.completed < q.posted && reqs_[static_cast<size_t>(q.queue[q.completed])].done) {
+    Step i = q.queue[q.completed++];
+    const auto& st = s_.steps()[static_cast<size_t>(i)];
+    const Request& r = reqs_[static_cast<size_t>(i)];
+    if (st.kind == Schedule::Kind::kRecvReduce && !r.combine.with)  // landed in staging
+      reduce(at(st.dst), at(st.staging), at(st.b), st.n / dtypeSize(st.dtype), st.dtype, st.op);
+    complete(i);
+  }
+}
+
+}  // namespace myriad

@@ -1,0 +1,78 @@
+// ScheduleRun: one rank's Schedule bound to real memory and connections, advanced without blocking. Compute
+// steps run as soon as their dependencies are done; a send or receive is posted once its dependencies are
+// done and every earlier message with the same peer in the same direction has been posted; completions come
+// back in order per peer and direction. It knows nothing of how the caller waits: the host executor loops
+// over it with its spin/sleep policy, the deterministic test executor steps many of them on one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/transport.h"
+#include "exec/task.h"
+#include "plan/coll_args.h"
+#include "plan/schedule.h"
+
+namespace myriad {
+
+// What a run needs from whoever owns the resources: connections, message tags and scratch memory.
+class RunContext {
+ public:
+  virtual ~RunContext() = default;
+  virtual int rank() const = 0;
+  virtual int nranks() const = 0;
+  // The connection to `peer`, opened on first use (may block for set-up, with a deadline).
+  virtual Result<Connection*> connection(int peer) = 0;
+  // Message tags count messages per peer and direction across calls, so both ends of a pair agree.
+  virtual uint32_t nextSendTag(int peer) = 0;
+  virtual uint32_t nextRecvTag(int peer) = 0;
+  // At least `bytes` of pre-faulted scratch, valid until the next call.
+  virtual Result<uint8_t*> scratch(size_t bytes) = 0;
+};
+
+class ScheduleRun final : public Task {
+ public:
+  // `args` supplies the call's buffers (sendbuff, recvbuff, the point-to-point buffers).
+  ScheduleRun(Schedule schedule, const CollArgs& args, RunContext& ctx);
+  ~ScheduleRun() override;
+  // Binds the buffers and opens the connections the steps need.
+  Status init();
+  Status start() override;
+  Status progress(bool* done) override;
+
+ private:
+  using Step = Schedule::Step;
+  struct Queue {
+    std::vector<Step> queue;  // message steps with this peer and direction, in the order they were added
+    size_t posted = 0, completed = 0;
+  };
+  struct Lane {
+    Connection* conn = nullptr;
+    Queue sends, recvs;
+  };
+
+  Status bind();
+  uint8_t* at(const BufRef& b) const { return bases_[b.base] + b.offset; }
+  void ready(Step i);
+  void complete(Step i);
+  void runCompute();
+  Status postReady(Lane& lane, Queue& q, bool send);
+  void reap(Queue& q);
+  void logStopped() const;
+
+  Schedule s_;
+  const CollArgs& args_;
+  RunContext& ctx_;
+  std::vector<uint8_t*> bases_;        // by BufRef::base
+  std::vector<uint8_t> local_;         // the schedule's local bytes, as this run changes them
+  std::vector<int32_t> waiting_;       // unfinished dependencies per step
+  std::vector<int32_t> dependentsAt_;  // CSR: the dependents of step i are dependents_[at[i], at[i+1])
+  std::vector<Step> dependents_;
+  std::vector<Request> reqs_;
+  std::vector<Lane> lanes_;  // one per peer that the steps talk to, in order of first use
+  std::vector<Step> computeReady_;
+  size_t completed_ = 0;
+};
+
+}  // namespace myriad

@@ -1,0 +1,49 @@
+// HostLayout construction: hosts numbered in order of their lowest rank, ranks in rank order within each.
+#include "plan/comm_view.h"
+
+#include <map>
+
+namespace myriad {
+
+std::shared_ptr<const HostLayout> HostLayout::fromLabels(const std::vector<std::string>& labels) {
+  auto l = std::make_shared<HostLayout>();
+  size_t n = labels.size();
+  l->hostOf.assign(n, -1);
+  l->localIndex.assign(n, -1);
+  std::map<std::string, int> index;
+  for (size_t r = 0; r < n; ++r) {
+    auto [it, fresh] = index.emplace(labels[r], static_cast<int>(l->hosts.size()));
+    if (fresh) l->hosts.emplace_back();
+    auto& host = l->hosts[static_cast<size_t>(it->second)];
+    l->hostOf[r] = it->second;
+    l->localIndex[r] = static_cast<int>(host.size());
+    host.push_back(static_cast<int>(r));
+  }
+  return l;
+}
+
+std::shared_ptr<const HostLayout> HostLayout::fromHostOf(const std::vector<int>& hostOf) {
+  std::vector<std::string> labels;
+  labels.reserve(hostOf.size());
+  for (int h : hostOf) labels.push_back(std::to_string(h));
+  return fromLabels(labels);
+}
+
+std::shared_ptr<const HostLayout> HostLayout::single(int n) {
+  auto l = std::make_shared<HostLayout>();
+  l->hosts.emplace_back();
+  for (int r = 0; r < n; ++r) {
+    l->hosts[0].push_back(r);
+    l->hostOf.push_back(0);
+    l->localIndex.push_back(r);
+  }
+  return l;
+}
+
+std::string HostLayout::describe() const {
+  std::string out;
+  for (const auto& h : hosts) out += (out.empty() ? "" : "+") + std::to_string(h.size());
+  return out;
+}
+
+}  // namespace myriad

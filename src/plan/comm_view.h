@@ -1,0 +1,45 @@
+// CommView: what an algorithm may know of the communicator it plans for — this rank, the number of ranks,
+// how they sit on hosts, the machine's topology and the few settings plans depend on. Plain data, no
+// resources: a plan made from a view does no I/O, so the same view type serves the host library, tests that
+// step many ranks on one thread, and the simulator. The host layout is shared between the views of one
+// communicator (ranks of a simulation share one), so a view costs O(1) memory per rank.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace myriad {
+
+struct Topology;
+
+// Ranks grouped by host: hosts in order of their lowest rank, ranks in rank order within a host.
+struct HostLayout {
+  std::vector<std::vector<int>> hosts;
+  std::vector<int> hostOf;      // rank -> index into hosts
+  std::vector<int> localIndex;  // rank -> position within its host
+
+  int nranks() const { return static_cast<int>(hostOf.size()); }
+  // From any per-rank host label (host ids, or small integers in tests): equal labels share a host.
+  static std::shared_ptr<const HostLayout> fromLabels(const std::vector<std::string>& labels);
+  static std::shared_ptr<const HostLayout> fromHostOf(const std::vector<int>& hostOf);
+  // n ranks on one host.
+  static std::shared_ptr<const HostLayout> single(int n);
+  // "4+4", "3+3+1": the sizes of the hosts in order.
+  std::string describe() const;
+};
+
+struct CommView {
+  int rank = 0;
+  std::shared_ptr<const HostLayout> layout;
+  const Topology* topology = nullptr;     // this rank's machine; null where unknown (tests, the simulator)
+  size_t chunkBytes = size_t{128} << 10;  // MYRIAD_CHUNK_BYTES: pipeline slice of the algorithms
+
+  int nranks() const { return layout->nranks(); }
+  const std::vector<std::vector<int>>& hosts() const { return layout->hosts; }
+  int hostOf(int r) const { return layout->hostOf[static_cast<size_t>(r)]; }
+  int localIndex(int r) const { return layout->localIndex[static_cast<size_t>(r)]; }
+};
+
+}  // namespace myriad

@@ -1,0 +1,50 @@
+// The production rendezvous store over TCP. The server runs as one thread in the process that called
+// myrGetUniqueId and lives as long as that process; every client must open with the id's secret, or it is
+// dropped and logged. Protocol (little-endian): client hello "MYRS" + secret[16]; then requests
+// op u8 (1 set, 2 get-wait, 3 try-get) | key str | (set: value bytes); replies: u8 found | value bytes.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "base/socket.h"
+#include "rendezvous/store.h"
+#include "rendezvous/unique_id.h"
+
+namespace myriad {
+
+// The key under which the server publishes "hostname pid" of the process hosting it.
+constexpr const char* kStoreOwnerKey = "root.owner";
+
+// Starts a server on `addr` (port 0: any; updated). It runs until the process exits.
+Status startTcpStoreServer(SockAddr* addr, const Secret& secret);
+
+class TcpStore final : public Store {
+ public:
+  TcpStore(SockAddr root, Secret secret, int connectTimeoutMs)
+      : root_(root), secret_(secret), connectTimeoutMs_(connectTimeoutMs) {}
+  Status set(const std::string& key, const Bytes& value) override;
+  Result<Bytes> get(const std::string& key, int timeoutMs, const std::atomic<bool>* abort) override;
+  Result<Bytes> tryGet(const std::string& key) override;
+  void setTimeoutMs(int ms) override { connectTimeoutMs_ = ms; }
+  std::string describe() const override { return "tcp store " + root_.toString(); }
+
+ private:
+  // One request/reply on the persistent connection; reconnects once if it was lost.
+  Result<Bytes> request(uint8_t op, const std::string& key, const Bytes* value, Clock::time_point deadline,
+                        const std::atomic<bool>* abort);
+  Status ensureConnected(Clock::time_point deadline, const std::atomic<bool>* abort);
+
+  SockAddr root_;
+  Secret secret_;
+  std::atomic<int> connectTimeoutMs_;
+  std::mutex mu_;
+  Fd fd_;
+};
+
+namespace storeproto {
+constexpr uint32_t kHelloMagic = 0x5352594d;  // "MYRS"
+constexpr uint8_t kSet = 1, kGetWait = 2, kTryGet = 3;
+}  // namespace storeproto
+
+}  // namespace myriad

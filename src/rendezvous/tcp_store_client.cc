@@ -1,0 +1,87 @@
+// TcpStore: the client side; one persistent connection per store, requests serialised by a mutex.
+#include <poll.h>
+
+#include "base/wire.h"
+#include "rendezvous/tcp_store.h"
+
+namespace myriad {
+
+Status TcpStore::ensureConnected(Clock::time_point deadline, const std::atomic<bool>* abort) {
+  if (fd_.get() >= 0) return Status::ok();
+  auto fd = connectTo(root_, deadline, abort);
+  if (!fd.isOk()) {
+    Status s = fd.takeStatus();
+    return Status(Code::kRemoteError, "cannot reach the rendezvous root at " + root_.toString() +
+                                          " (it is hosted by the process that called myrGetUniqueId): " + s.message());
+  }
+  fd_ = Fd(fd.value());
+  Writer w;
+  w.u32(storeproto::kHelloMagic);
+  w.raw(secret_.data(), secret_.size());
+  Status s = sendAll(fd_.get(), w.bytes().data(), w.bytes().size(), deadline, "rendezvous root " + root_.toString());
+  if (!s.isOk()) fd_.reset();
+  return s;
+}
+
+Result<Bytes> TcpStore::request(uint8_t op, const std::string& key, const Bytes* value, Clock::time_point deadline,
+                                const std::atomic<bool>* abort) {
+  MYR_TRY(checkStoreKey(key));
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string who = "rendezvous root " + root_.toString();
+  for (int attempt = 0;; ++attempt) {
+    MYR_TRY(ensureConnected(deadline, abort));
+    Writer w;
+    w.u8(op);
+    w.str(key);
+    if (value) {
+      w.u64(value->size());
+      w.raw(value->data(), value->size());
+    }
+    Status s = sendAll(fd_.get(), w.bytes().data(), w.bytes().size(), deadline, who);
+    uint8_t found = 0;
+    uint64_t len = 0;
+    // Reads the reply in short slices so that an abort is noticed while a get waits.
+    while (s.isOk()) {
+      pollfd p{fd_.get(), POLLIN, 0};
+      int rc = poll(&p, 1, 10);
+      if (rc > 0) break;
+      if (abort && abort->load())
+        s = Status(Code::kRemoteError, "aborted while waiting for key '" + key + "'");
+      else if (Clock::now() >= deadline)
+        s = Status(Code::kTimeout, describe() + ": key '" + key + "' not set in time");
+    }
+    if (s.isOk()) s = recvAll(fd_.get(), &found, 1, deadline, who);
+    if (s.isOk() && found) s = recvAll(fd_.get(), &len, 8, deadline, who);
+    if (s.isOk() && len > kMaxStoreValue) s = Status(Code::kRemoteError, who + " sent an oversized value");
+    Bytes out(found ? len : 0);
+    if (s.isOk() && len) s = recvAll(fd_.get(), out.data(), len, deadline, who);
+    if (s.isOk()) {
+      if (!found) return notSupported("absent");
+      return out;
+    }
+    // The connection's state is unknown after a failure: drop it; retry once if the server closed it.
+    fd_.reset();
+    if (s.code() == Code::kRemoteError && attempt > 0)
+      s = Status(Code::kRemoteError, who +
+                                         " closed the connection: this process's unique id does not match the "
+                                         "communicator's (wrong secret), or the root has exited (" +
+                                         s.message() + ")");
+    if (attempt > 0 || s.code() == Code::kTimeout || (abort && abort->load())) return s;
+  }
+}
+
+Status TcpStore::set(const std::string& key, const Bytes& value) {
+  if (value.size() > kMaxStoreValue) return invalidArgument("store value over 64 MiB");
+  auto r = request(storeproto::kSet, key, &value, deadlineIn(connectTimeoutMs_), nullptr);
+  return r.isOk() || r.status().code() == Code::kNotSupported ? Status::ok() : r.takeStatus();
+}
+
+Result<Bytes> TcpStore::get(const std::string& key, int timeoutMs, const std::atomic<bool>* abort) {
+  return request(storeproto::kGetWait, key, nullptr, deadlineIn(timeoutMs), abort);
+}
+
+Result<Bytes> TcpStore::tryGet(const std::string& key) {
+  return request(storeproto::kTryGet, key, nullptr, deadlineIn(connectTimeoutMs_), nullptr);
+}
+
+}  // namespace myriad
