@@ -7,7 +7,7 @@
 // same number of ranks (else supports() says why and allgather.ring runs).
 #include "algorithms/algorithm.h"
 #include "algorithms/pieces.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 
 namespace myriad {
 namespace {

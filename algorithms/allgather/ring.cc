@@ -6,7 +6,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/pieces.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 
 namespace myriad {
 

@@ -9,7 +9,7 @@
 //    in the reverse order of partners (2 log2 p messages, each rank sends about 2x the vector in total).
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 #include "plan/schedule.h"
 
 namespace myriad {

@@ -8,7 +8,7 @@
 // back to a flat algorithm. The phases are joined (each starts when the previous one is done).
 #include "algorithms/algorithm.h"
 #include "algorithms/pieces.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 
 namespace myriad {
 namespace {

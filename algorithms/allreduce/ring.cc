@@ -14,7 +14,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 
 namespace myriad {
 namespace {

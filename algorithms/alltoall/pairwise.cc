@@ -6,7 +6,7 @@
 // copied to scratch (one extra pass over the buffer).
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 #include "plan/schedule.h"
 
 namespace myriad {

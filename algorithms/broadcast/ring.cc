@@ -4,7 +4,7 @@
 // messages; n-1 slice latencies to fill).
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 #include "plan/schedule.h"
 
 namespace myriad {

@@ -4,7 +4,7 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
 #include "algorithms/trees.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 #include "plan/schedule.h"
 
 namespace myriad {

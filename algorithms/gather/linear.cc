@@ -2,7 +2,7 @@
 // offset r*count (its own block is a local copy). n-1 messages into one rank: the simplest correct
 // schedule; the root's link is the bottleneck, as it is for any gather.
 #include "algorithms/algorithm.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 #include "plan/schedule.h"
 
 namespace myriad {

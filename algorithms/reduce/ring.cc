@@ -4,7 +4,7 @@
 // window of kWindow scratch slots per rank: slot k mod W is refilled once the send that read it is done.
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 #include "plan/schedule.h"
 
 namespace myriad {

@@ -7,7 +7,7 @@
 // host to have the same number of ranks (else supports() says why and reducescatter.ring runs).
 #include "algorithms/algorithm.h"
 #include "algorithms/pieces.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 
 namespace myriad {
 namespace {

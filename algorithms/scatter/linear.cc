@@ -1,7 +1,7 @@
 // scatter.linear — the root sends block r (r*count elements in) to rank r and copies its own; every other
 // rank receives one message. The mirror image of gather.linear.
 #include "algorithms/algorithm.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 #include "plan/schedule.h"
 
 namespace myriad {

@@ -3,7 +3,7 @@
 #include "capi/handles.h"
 #include "dispatch/collectives.h"
 #include "dispatch/group.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 
 namespace myriad::capi {
 namespace {

@@ -8,8 +8,8 @@
 #include "dispatch/group.h"
 #include "dispatch/registry.h"
 #include "dispatch/select.h"
-#include "exec/dtype.h"
 #include "exec/host_executor.h"
+#include "plan/dtype.h"
 
 namespace myriad {
 namespace {

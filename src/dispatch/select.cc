@@ -5,7 +5,7 @@
 
 #include "base/log.h"
 #include "dispatch/registry.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 #include "tuner/tuner.h"
 
 namespace myriad {

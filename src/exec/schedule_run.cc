@@ -8,8 +8,8 @@
 #include <unordered_map>
 
 #include "base/log.h"
-#include "exec/dtype.h"
 #include "exec/reduce.h"
+#include "plan/dtype.h"
 
 namespace myriad {
 

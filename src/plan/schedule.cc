@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "base/log.h"
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 
 namespace myriad {
 

@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "exec/dtype.h"
 #include "exec/float_formats.h"
 #include "exec/reduce.h"
+#include "plan/dtype.h"
 #include "tests/common/dtype_values.h"
 
 namespace myriad {

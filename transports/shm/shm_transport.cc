@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "base/log.h"
-#include "exec/dtype.h"
 #include "exec/reduce.h"
+#include "plan/dtype.h"
 
 namespace myriad {
 namespace {

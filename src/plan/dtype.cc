@@ -1,5 +1,5 @@
 // Names of data types and operators, as logs, errors and benchmarks print them.
-#include "exec/dtype.h"
+#include "plan/dtype.h"
 
 namespace myriad {
 
