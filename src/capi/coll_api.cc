@@ -1,5 +1,5 @@
 // C API: host streams, collectives, point-to-point calls and groups. Each function converts its arguments
-// into CollArgs, issues them (core/collectives.h) and records the result through finish().
+// into CollArgs, issues them (dispatch/collectives.h) and records the result through finish().
 #include "capi/handles.h"
 #include "dispatch/collectives.h"
 #include "dispatch/group.h"

@@ -1,5 +1,5 @@
 // Entry points of the collectives inside the library: validate (a bad call enqueues nothing), then issue:
-// inside a group the call is queued (core/group.h), otherwise an algorithm is chosen and the planned Task
+// inside a group the call is queued (dispatch/group.h), otherwise an algorithm is chosen and its Schedule
 // runs now (no stream) or on a host stream.
 #pragma once
 

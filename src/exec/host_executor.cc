@@ -1,10 +1,9 @@
-// HostExecutor — the host's wait policy around a ScheduleRun. It spins while bytes move; when they stop it sleeps on
-// its shared-memory doorbell if every connection it waits on rings it (with more ranks than cores, after yielding the
-// core for a while; otherwise after spinning on for as long as no other task wants a CPU), else yields and then sleeps
-// briefly. While stalled it checks, at bounded rates: the abort flag, the liveness of the peers it waits on, the
-// silence deadline (MYRIAD_TIMEOUT_MS), and the store's abort notice, through which a failure seen by one rank reaches
-// every rank within a fraction of a second. Silence is blamed on the rank at the end of the chain of waiters
-// (core/blame.cc), not on the nearest one.
+// HostExecutor — the host's wait policy around a ScheduleRun. It spins while bytes move; when they stop it
+// sleeps on the transports' wake-up hook if every connection it waits on rings the same one (with more ranks
+// than cores, after yielding the core for a while; otherwise after spinning on for as long as no other task
+// wants a CPU), else yields and then naps briefly. While stalled it asks the communicator, at bounded rates,
+// to check the abort flag, the liveness of the peers it waits on, the silence deadline and the store's
+// abort notice (core/comm_watch.cc).
 #include "exec/host_executor.h"
 
 #include <sched.h>
