@@ -1,7 +1,5 @@
-// Groups of ranks and block layouts, computed from the communicator's host table alone.
+// Groups of ranks, block layouts and host lanes, computed from the communicator's host table alone.
 #include "algorithms/layout.h"
-
-#include <string>
 
 namespace myriad {
 
@@ -16,17 +14,6 @@ Group Group::local(const CommView& comm) {
   Group g;
   g.ranks = comm.hosts()[static_cast<size_t>(comm.hostOf(comm.rank))];
   g.me = comm.localIndex(comm.rank);
-  return g;
-}
-
-Group Group::rail(const CommView& comm) {
-  Group g;
-  size_t l = static_cast<size_t>(comm.localIndex(comm.rank));
-  for (const auto& host : comm.hosts()) {
-    MYR_ASSERT(l < host.size());
-    g.ranks.push_back(host[l]);
-  }
-  g.me = comm.hostOf(comm.rank);
   return g;
 }
 
@@ -61,15 +48,38 @@ Blocks Blocks::ofRanks(const std::vector<int>& ranks, size_t each) {
   return b;
 }
 
-Status evenHosts(const CommView& comm) {
-  bool even = true;
-  std::string sizes;
-  for (const auto& h : comm.hosts()) {
-    even = even && h.size() == comm.hosts().front().size();
-    sizes += (sizes.empty() ? "" : ", ") + std::to_string(h.size());
+HostLanes::HostLanes(const CommView& comm)
+    : hosts_(comm.hosts()), host_(comm.hostOf(comm.rank)), local_(comm.localIndex(comm.rank)) {
+  for (const auto& h : hosts_) lanes_ = std::max(lanes_, static_cast<int>(h.size()));
+}
+
+Group HostLanes::rail(int lane) const {
+  Group g;
+  for (int h = 0; h < hosts(); ++h) g.ranks.push_back(server(h, lane));
+  g.me = host_;
+  return g;
+}
+
+std::vector<int> HostLanes::served(int below) const {
+  std::vector<int> out;
+  int end = below < 0 ? lanes_ : std::min(below, lanes_);
+  for (int j = local_; j < end; j += size(host_)) out.push_back(j);
+  return out;
+}
+
+int HostLanes::wraps(size_t nlanes) const {
+  size_t l = static_cast<size_t>(size(host_));
+  return static_cast<int>((nlanes + l - 1) / l);
+}
+
+Blocks HostLanes::wrap(const Blocks& perLane, int w) const {
+  Blocks b;
+  for (int i = 0; i < size(host_); ++i) {
+    size_t lane = static_cast<size_t>(w * size(host_) + i);
+    b.offset.push_back(lane < perLane.size() ? perLane.offset[lane] : 0);
+    b.count.push_back(lane < perLane.size() ? perLane.count[lane] : 0);
   }
-  if (even) return Status::ok();
-  return notSupported("hosts have different numbers of ranks (" + sizes + ")");
+  return b;
 }
 
 }  // namespace myriad

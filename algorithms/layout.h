@@ -1,7 +1,8 @@
 // The vocabulary that schedules are written in: a Group (the ranks a piece of a schedule runs among, in
-// ring order, and this rank's place in it), Blocks (where each member's part of a buffer lies) and the
-// slicing of a block into pipeline chunks. Invariant: every member computes the same Groups and Blocks from
-// the call's arguments alone, so both ends of every message agree on its size without asking.
+// ring order, and this rank's place in it), Blocks (where each member's part of a buffer lies), the
+// slicing of a block into pipeline chunks, and HostLanes (lanes and rails over hosts of any sizes).
+// Invariant: every member computes the same Groups and Blocks from the call's arguments alone, so both
+// ends of every message agree on its size without asking.
 #pragma once
 
 #include <algorithm>
@@ -27,8 +28,6 @@ struct Group {
   static Group all(const CommView& comm);
   // The ranks on this rank's host (comm.hosts() order).
   static Group local(const CommView& comm);
-  // The ranks with this rank's local index, one per host ("rail"); needs every host to be that large.
-  static Group rail(const CommView& comm);
 };
 
 // Member i's part of a buffer: `count[i]` elements starting at element `offset[i]`.
@@ -66,8 +65,40 @@ inline BufRef at(BufRef b, size_t elems, size_t elemSize) {
   return b + elems * elemSize;
 }
 
-// Ok when every host has the same number of ranks (hierarchical algorithms need it), else NotSupported
-// saying how many each has.
-Status evenHosts(const CommView& comm);
+// Lanes and rails: how the hierarchical algorithms split work between the ranks of hosts of any sizes.
+// With Lmax the largest host's number of ranks there are Lmax lanes; on host h (L_h ranks) lane j is served
+// by local rank j mod L_h, so a rank on a smaller host serves several lanes (local index l serves lanes l,
+// l + L_h, l + 2 L_h, ...). Rail j is the ranks serving lane j, one per host in host order. On even hosts
+// lane j is local rank j and rail j is the ranks with local index j. Two ranks may share several rails (a
+// 1-rank host is on all of them), so a schedule adds its per-lane steps in one order (by lane) on every rank.
+class HostLanes {
+ public:
+  explicit HostLanes(const CommView& comm);
+
+  int lanes() const { return lanes_; }  // Lmax
+  int hosts() const { return static_cast<int>(hosts_.size()); }
+  // This rank's host; host h's number of ranks (L_h).
+  int host() const { return host_; }
+  int size(int h) const { return static_cast<int>(hosts_[static_cast<size_t>(h)].size()); }
+  // The communicator rank serving `lane` on host h.
+  int server(int h, int lane) const { return hosts_[static_cast<size_t>(h)][static_cast<size_t>(lane % size(h))]; }
+  // Rail `lane`: member h is server(h, lane); this rank is member host().
+  Group rail(int lane) const;
+  // The lanes below `below` (default: all) that this rank serves, ascending.
+  std::vector<int> served(int below = -1) const;
+
+  // Wraps over this host: in wrap w, member i of Group::local serves lane w * L + i (L: this host's size).
+  // The wraps needed to cover `nlanes` lanes: ceil(nlanes / L).
+  int wraps(size_t nlanes) const;
+  // Blocks for Group::local in wrap w: member i gets perLane's block of lane w * L + i, or an empty block
+  // when that lane is past perLane's end.
+  Blocks wrap(const Blocks& perLane, int w) const;
+  // The lane this rank serves in wrap w.
+  int laneIn(int w) const { return w * size(host_) + local_; }
+
+ private:
+  const std::vector<std::vector<int>>& hosts_;
+  int lanes_ = 0, host_ = 0, local_ = 0;
+};
 
 }  // namespace myriad

@@ -1,14 +1,24 @@
-// alltoall.hier — node-aggregated all-to-all(v) over H hosts of L ranks each. Rank (h, l):
-//   1. inside the host, sends local rank l' every block it has for the ranks with local index l' (one
-//      message per destination host; blocks for its own host land directly in the receiver's recvbuff);
-//   2. on its rail, sends rank (h', l) one message holding the L blocks that host h has for (h', l),
-//      collected in phase 1, and receives the L blocks host h' has for it.
-// So the inter-host links carry H-1 messages of L blocks per rank instead of (H-1)*L single blocks: fewer,
-// larger messages, the point of this algorithm for small and medium blocks. For all-to-allv, phase 1's
-// sizes are other ranks' send counts: the host's ranks first all-gather their count vectors (a staged task),
-// then plan. Needs even hosts. Scratch: phase-1 staging (H*L blocks), phase-2 staging when a host's blocks
-// are not consecutive in recvbuff, and an in-place copy of the input.
+// alltoall.hier — node-aggregated all-to-all(v) over hosts of any sizes. Rank x = (dh, k) (local index k
+// on host dh) is reached on lane k (lanes as in HostLanes, layout.h): on a host of L ranks its blocks are
+// collected by local rank k mod L, which is on x's rail. Rank (h, l):
+//   1. inside the host, sends local rank l' every block it has for the ranks it collects for: per
+//      destination host dh, the ranks (dh, k) with k mod L = l' (one each on even hosts; blocks for its own
+//      host land directly in the receiver's recvbuff);
+//   2. sends each rank it collects for one message holding the L blocks its host has for that rank,
+//      collected in phase 1, and receives from every other host one message holding that host's blocks
+//      for it, from the rank there serving its lane.
+// So the inter-host links carry one message per (source host, destination rank) instead of one per pair
+// of ranks: fewer, larger messages, the point of this algorithm for small and medium blocks. On even hosts
+// rank (h, l) collects for the ranks with local index l and talks to its rail; on a smaller host a rank
+// collects for several ranks of a larger host. Two ranks exchange at most one message each way in phase 2
+// and add phase 1's in one order (destination host, then lane), so both ends agree on message order. For
+// all-to-allv, phase 1's sizes are other ranks' send counts: the host's ranks first all-gather their count
+// vectors (a first stage whose continuation plans the exchange). Scratch: phase-1 staging (the L blocks of each rank
+// collected for), phase-2 staging when a host's blocks are not consecutive in recvbuff, and an in-place copy of the
+// input.
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "algorithms/algorithm.h"
 #include "algorithms/pieces.h"
@@ -30,23 +40,36 @@ struct HostCounts {
 Result<Schedule> planExchange(const CollArgs& a, const CommView& comm, const HostCounts& counts) {
   Schedule s("alltoall.hier");
   const auto& hosts = comm.hosts();
-  size_t es = dtypeSize(a.dtype), H = hosts.size(), L = hosts[0].size();
-  size_t h = static_cast<size_t>(comm.hostOf(comm.rank)), l = static_cast<size_t>(comm.localIndex(comm.rank));
+  HostLanes lanes(comm);
+  size_t es = dtypeSize(a.dtype), H = hosts.size(), h = static_cast<size_t>(lanes.host());
+  size_t L = hosts[h].size(), l = static_cast<size_t>(comm.localIndex(comm.rank));
   auto rank = [&](size_t host, size_t idx) { return hosts[host][idx]; };
   BufRef out = Schedule::recvBuf();
   auto outAt = [&](int x) { return at(out, a.recvDispl(x), es); };
-  // Phase-1 staging: slot (dh, l') holds what local rank l' has for rank (dh, l), packed in that order.
-  std::vector<size_t> slotOff(H * L + 1, 0);
-  for (size_t dh = 0; dh < H; ++dh)
-    for (size_t j = 0; j < L; ++j) slotOff[dh * L + j + 1] = slotOff[dh * L + j] + counts(j, rank(dh, l)) * es;
+  // The ranks of other hosts this rank collects for (its lanes below their host's size), by host then
+  // lane: phase-1 staging holds, per collected rank x, what each local rank j has for x, packed in j order.
+  struct Collected {
+    int x;
+    std::vector<size_t> at;  // L + 1 byte offsets into the staging
+    std::vector<Schedule::Step> ready;
+  };
+  std::vector<std::vector<Collected>> collected(H);
+  size_t stage1Bytes = 0;
+  for (size_t dh = 0; dh < H; ++dh) {
+    if (dh == h) continue;
+    for (int k : lanes.served(lanes.size(static_cast<int>(dh)))) {
+      Collected c{rank(dh, static_cast<size_t>(k)), {stage1Bytes}, {}};
+      for (size_t j = 0; j < L; ++j) c.at.push_back(stage1Bytes += counts(j, c.x) * es);
+      collected[dh].push_back(std::move(c));
+    }
+  }
   size_t stage2Bytes = 0;
   for (size_t fh = 0; fh < H; ++fh) {
     size_t total = 0;
-    for (size_t j = 0; j < L; ++j) total += a.recvCount(rank(fh, j)) * es;
-    stage2Bytes = std::max(stage2Bytes, total);
+    for (int x : hosts[fh]) total += a.recvCount(x) * es;
+    if (fh != h) stage2Bytes = std::max(stage2Bytes, total);
   }
   size_t extent = a.sendExtent(comm.nranks()) * es;  // bytes
-  size_t stage1Bytes = slotOff.back();
   BufRef stage1 = s.reserveScratch(stage1Bytes + (H - 1) * stage2Bytes + (a.inPlace() ? extent : 0));
   BufRef stage2 = stage1 + stage1Bytes;
   BufRef src = Schedule::sendBuf();
@@ -57,42 +80,54 @@ Result<Schedule> planExchange(const CollArgs& a, const CommView& comm, const Hos
     src = copy;
   }
   auto srcAt = [&](int x) { return src + a.sendDispl(x) * es; };
-  auto slot = [&](size_t dh, size_t j) { return stage1 + slotOff[dh * L + j]; };
-  std::vector<std::vector<Schedule::Step>> ready(H);  // per destination host: the steps filling its slots
+  // This rank's own blocks: for its host straight to recvbuff (its own lane only), else to staging.
   for (size_t dh = 0; dh < H; ++dh) {
-    int x = rank(dh, l);
-    BufRef dst = dh == h ? outAt(x) : slot(dh, l);
-    if (a.sendCount(x)) ready[dh].push_back(s.copy(dst, srcAt(x), a.sendCount(x) * es, start));
+    int me = comm.rank;
+    if (dh == h && a.sendCount(me)) s.copy(outAt(me), srcAt(me), a.sendCount(me) * es, start);
+    for (Collected& c : collected[dh])
+      if (a.sendCount(c.x)) c.ready.push_back(s.copy(stage1 + c.at[l], srcAt(c.x), a.sendCount(c.x) * es, start));
   }
+  // Phase 1: to local rank `to`, per destination host, the blocks for the ranks there on its lanes; from
+  // local rank `from` what it has for the ranks this rank collects for, and its block for this rank.
   for (size_t i = 1; i < L; ++i) {
     size_t to = (l + i) % L, from = (l + L - i) % L;
-    for (size_t dh = 0; dh < H; ++dh) s.send(rank(h, to), srcAt(rank(dh, to)), a.sendCount(rank(dh, to)) * es, start);
     for (size_t dh = 0; dh < H; ++dh) {
-      bool home = dh == h;
-      BufRef dst = home ? outAt(rank(h, from)) : slot(dh, from);
-      size_t bytes = (home ? a.recvCount(rank(h, from)) : counts(from, rank(dh, l))) * es;
-      ready[dh].push_back(s.recv(rank(h, from), dst, bytes, start));
+      for (size_t k = to; k < hosts[dh].size(); k += L)
+        s.send(rank(h, to), srcAt(rank(dh, k)), a.sendCount(rank(dh, k)) * es, start);
+    }
+    for (size_t dh = 0; dh < H; ++dh) {
+      if (dh == h) {
+        s.recv(rank(h, from), outAt(rank(h, from)), a.recvCount(rank(h, from)) * es, start);
+        continue;
+      }
+      for (Collected& c : collected[dh])
+        c.ready.push_back(s.recv(rank(h, from), stage1 + c.at[from], counts(from, c.x) * es, start));
     }
   }
+  // Phase 2: to each rank collected for, one message of its L blocks; from each other host, from the rank
+  // there serving this rank's lane, one message of that host's blocks for this rank.
   for (size_t i = 1; i < H; ++i) {
     size_t to = (h + i) % H, from = (h + H - i) % H;
-    s.send(rank(to, l), slot(to, 0), slotOff[to * L + L] - slotOff[to * L], ready[to].empty() ? start : ready[to]);
+    for (const Collected& c : collected[to])
+      s.send(c.x, stage1 + c.at[0], c.at[L] - c.at[0], c.ready.empty() ? start : c.ready);
+    int peer = lanes.server(static_cast<int>(from), static_cast<int>(l));
+    const auto& fromHost = hosts[from];
     size_t total = 0;
-    bool packed = true;  // the L blocks lie back to back in recvbuff, in local-rank order
-    for (size_t j = 0; j < L; ++j) {
-      int x = rank(from, j);
-      if (j > 0 && a.recvDispl(x) != a.recvDispl(rank(from, j - 1)) + a.recvCount(rank(from, j - 1))) packed = false;
+    bool packed = true;  // the blocks lie back to back in recvbuff, in local-rank order
+    for (size_t j = 0; j < fromHost.size(); ++j) {
+      int x = fromHost[j];
+      if (j > 0 && a.recvDispl(x) != a.recvDispl(fromHost[j - 1]) + a.recvCount(fromHost[j - 1])) packed = false;
       total += a.recvCount(x) * es;
     }
     if (packed) {
-      s.recv(rank(from, l), outAt(rank(from, 0)), total, start);
+      s.recv(peer, outAt(fromHost[0]), total, start);
       continue;
     }
     BufRef staged = stage2 + (i - 1) * stage2Bytes;
-    Schedule::Step got = s.recv(rank(from, l), staged, total, start);
-    for (size_t j = 0, at = 0; j < L; ++j) {
-      size_t bytes = a.recvCount(rank(from, j)) * es;
-      if (bytes) s.copy(outAt(rank(from, j)), staged + at, bytes, {got});
+    Schedule::Step got = s.recv(peer, staged, total, start);
+    for (size_t j = 0, at = 0; j < fromHost.size(); ++j) {
+      size_t bytes = a.recvCount(fromHost[j]) * es;
+      if (bytes) s.copy(outAt(fromHost[j]), staged + at, bytes, {got});
       at += bytes;
     }
   }
@@ -103,7 +138,7 @@ class HierAllToAll final : public Algorithm {
  public:
   const char* name() const override { return "alltoall.hier"; }
   CollKind kind() const override { return CollKind::kAllToAll; }
-  Status supports(const CollArgs&, const CommView& comm) const override { return evenHosts(comm); }
+  Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
   Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
     size_t n = static_cast<size_t>(comm.nranks());
     if (a.sendCounts.empty()) return planExchange(a, comm, HostCounts{&a, nullptr, n});

@@ -1,8 +1,8 @@
 // The first tuner: rules by message size, ranks and hosts. Latency-bound sizes go to the algorithms with
 // log(n) rounds (halving-doubling, trees), bandwidth-bound sizes to the rings, and when ranks share hosts
-// evenly the hierarchical forms keep the slow inter-host links to one message per rail. The thresholds are
-// from the measurements in docs/design/tuning.md (one host with 3, 4 and 6 ranks; 8 ranks as 2 hosts x 4,
-// shm inside, tcp between); the one rule that is not says so.
+// (of any sizes) the hierarchical forms keep the slow inter-host links to one message per rail. The
+// thresholds are from the measurements in docs/design/tuning.md (one host with 3, 4 and 6 ranks; 8 ranks
+// as 2 hosts x 4, shm inside, tcp between); the one rule that is not says so.
 #include "tuner/tuner.h"
 
 namespace myriad {
@@ -14,7 +14,7 @@ class RuleTuner final : public Tuner {
  public:
   const char* name() const override { return "rules"; }
   std::string choose(const CallShape& s) const override {
-    // Uneven hosts still ask for hier: selectAlgorithm then falls back and logs why.
+    // Hosts of any sizes: on a smaller host a rank serves several rails (HostLanes, algorithms/layout.h).
     bool hier = s.nhosts > 1 && s.maxLocal > 1;
     switch (s.kind) {
       case CollKind::kAllReduce:

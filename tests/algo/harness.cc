@@ -22,8 +22,8 @@ bool isHier(const std::string& algo) {
 }
 
 Layout makeLayout(bool interleaved, const std::vector<int>& sizes) {
-  Layout l{interleaved ? "interleaved" : "blocked", interleaved ? interleavedHosts(sizes) : blockedHosts(sizes), true};
-  for (int s : sizes) l.name += "_" + std::to_string(s), l.even = l.even && s == sizes[0];
+  Layout l{interleaved ? "interleaved" : "blocked", interleaved ? interleavedHosts(sizes) : blockedHosts(sizes)};
+  for (int s : sizes) l.name += "_" + std::to_string(s);
   return l;
 }
 
@@ -32,7 +32,9 @@ std::vector<Layout> hierLayouts() {
           makeLayout(false, {2, 2, 2}), makeLayout(false, {4, 4, 4}), makeLayout(false, {3, 1}),
           makeLayout(false, {1, 4, 2}), makeLayout(false, {2, 3}),    makeLayout(true, {2, 2}),
           makeLayout(true, {3, 3, 3}),  makeLayout(true, {3, 2}),     makeLayout(true, {4, 3, 1}),
-          makeLayout(true, {1, 2, 2})};
+          makeLayout(true, {1, 2, 2}),  makeLayout(false, {3, 3, 1}), makeLayout(true, {3, 3, 1}),
+          makeLayout(false, {2, 2, 1}), makeLayout(true, {2, 2, 1}),  makeLayout(false, {4, 1}),
+          makeLayout(true, {4, 1}),     makeLayout(false, {1, 1, 1})};
 }
 
 // Flat algorithms across hosts too (tcp between them, shm inside): one even, one uneven interleaved.
@@ -58,15 +60,20 @@ std::vector<Case> casesFor(CollKind kind, const std::vector<int>& flatRanks) {
   for (const Algorithm* a : algorithmsFor(kind)) {
     std::string name = a->name();
     bool hier = isHier(name);
-    for (int n : flatRanks) out.push_back({name, n, Layout{"1host", {}, true}, true});
+    for (int n : flatRanks) out.push_back({name, n, Layout{"1host", {}}, true});
     for (const Layout& l : hier ? hierLayouts() : flatMultiHostLayouts())
-      out.push_back({name, static_cast<int>(l.hostOf.size()), l, !hier || l.even});
-    Layout small = hier ? makeLayout(false, {2, 2, 2}) : Layout{"1host", {}, true};
+      out.push_back({name, static_cast<int>(l.hostOf.size()), l, true});
+    Layout small = hier ? makeLayout(false, {2, 2, 2}) : Layout{"1host", {}};
     small.name += "_chunk1k";
     out.push_back({name, hier ? 6 : 5, small, true, 1024});
+    if (hier) {  // a 1-rank host on every rail, its lanes' slices interleaved on one link
+      Layout uneven = makeLayout(true, {4, 1});
+      uneven.name += "_chunk1k";
+      out.push_back({name, 5, uneven, true, 1024});
+    }
   }
-  // Nothing forced: the tuner mixes algorithms by size on one communicator, and falls back where it must.
-  for (int n : {3, 16}) out.push_back({kTunerCase, n, Layout{"1host", {}, true}, false});
+  // Nothing forced: the tuner mixes algorithms by size on one communicator, on even and uneven hosts.
+  for (int n : {3, 16}) out.push_back({kTunerCase, n, Layout{"1host", {}}, false});
   for (const Layout& l : {makeLayout(false, {4, 4}), makeLayout(true, {3, 3}), makeLayout(false, {3, 1, 2})})
     out.push_back({kTunerCase, static_cast<int>(l.hostOf.size()), l, false});
   return out;

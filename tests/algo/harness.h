@@ -20,15 +20,15 @@ namespace myriad::test {
 struct Layout {
   std::string name;         // "1host", "blocked_2_2", "interleaved_3_2"
   std::vector<int> hostOf;  // empty: every rank on one host
-  bool even = true;         // every host has as many ranks
 };
 
 struct Case {
   std::string algo;
   int nranks = 1;
   Layout layout;
-  // The forced algorithm must run every call: true for flat algorithms everywhere and for hierarchical ones
-  // on even hosts; elsewhere supports() may refuse, and the refused calls are checked on the tuner's choice.
+  // The forced algorithm must run every call: true for every registered algorithm on every layout (the
+  // hierarchical ones too, on hosts of any sizes); false only for the "tuner" cases, which force nothing.
+  // A call supports() refuses is still checked to be refused and rerun on the tuner's choice.
   bool mustRun = true;
   size_t chunkBytes = 0;  // 0: the default; else a small MYRIAD_CHUNK_BYTES, so small counts span many slices
 };
@@ -36,9 +36,10 @@ void PrintTo(const Case& c, std::ostream* os);
 std::string caseName(const ::testing::TestParamInfo<Case>& info);
 
 // Every registered algorithm of `kind` on one host with each of `flatRanks` ranks; flat algorithms also on
-// 2 hosts (4+4 blocked, 3+2 interleaved), *.hier ones on 13 layouts of 2 and 3 hosts with 1-4 ranks each,
-// even and uneven, blocked and interleaved; each algorithm once more with 1 KiB chunks (5 ranks on one host,
-// hierarchical ones on 2+2+2); and "tuner" cases, unforced, on one host and on 2 and 3 hosts.
+// 2 hosts (4+4 blocked, 3+2 interleaved), *.hier ones on 20 layouts of 2 and 3 hosts with 1-4 ranks each,
+// even and uneven (3+3+1, 2+2+1, 4+1, 1+1+1, 1+4+2, ...), blocked and interleaved; each algorithm once more
+// with 1 KiB chunks (5 ranks on one host, hierarchical ones on 2+2+2 and on 4+1 interleaved); and "tuner"
+// cases, unforced, on one host and on 2 and 3 hosts.
 // The algo name of cases that force nothing (runRankPairs with an empty MYRIAD_ALGO on both communicators).
 inline constexpr const char* kTunerCase = "tuner";
 

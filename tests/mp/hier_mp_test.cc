@@ -1,10 +1,14 @@
 // Every algorithm forced once with MYRIAD_ALGO, over ranks that MYRIAD_HOST_ID splits into "hosts" on this
 // machine (shm inside a host, tcp between), so the hierarchical algorithms really cross processes and
-// transports: 2 + 2 ranks blocking, then on a host stream 3 + 2 ranks (2 + 2 + 2 for the hierarchical ones). Then
-// the tuner's own choice (which every rank must make alike) and a list of every hierarchical algorithm.
+// transports: 2 + 2 ranks blocking, then on a host stream 3 + 2 ranks (2 + 2 + 2 for the hierarchical ones).
+// The hierarchical ones also on hosts of different sizes: 3 + 3 + 1 (host stream), 2 + 2 + 1 and 4 + 1
+// interleaved (blocking). Then the tuner's own choice (which every rank must make alike) and a list of every
+// hierarchical algorithm, on even and uneven hosts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -25,10 +29,45 @@ struct HierParam {
   int nranks;
   int nhosts;
   bool hostStream;
+  std::vector<int> hostOf;  // rank -> host; empty: hostOfRank's near-even blocked split
 };
 
+// Host of each rank: hosts[h] ranks on host h, numbered host by host, or dealt round-robin (interleaved).
+HierParam uneven(const std::string& algo, const std::vector<int>& hosts, bool interleaved, bool hostStream) {
+  HierParam p{algo, 0, static_cast<int>(hosts.size()), hostStream, {}};
+  std::vector<int> left = hosts;
+  for (bool any = true; any;) {
+    any = false;
+    for (size_t h = 0; h < left.size(); ++h) {
+      int take = interleaved ? std::min(left[h], 1) : left[h];
+      for (int k = 0; k < take; ++k) p.hostOf.push_back(static_cast<int>(h));
+      left[h] -= take;
+      any = any || take > 0;
+    }
+  }
+  p.nranks = static_cast<int>(p.hostOf.size());
+  return p;
+}
+
+int hostOf(const HierParam& p, int rank) {
+  return p.hostOf.empty() ? hostOfRank(rank, p.nranks, p.nhosts) : p.hostOf[static_cast<size_t>(rank)];
+}
+
+// "3_3_1" or "4_1i" (interleaved): the ranks per host.
+std::string layoutName(const HierParam& p) {
+  std::vector<int> sizes(static_cast<size_t>(p.nhosts), 0);
+  bool blocked = true;
+  for (int r = 0; r < p.nranks; ++r) {
+    ++sizes[static_cast<size_t>(hostOf(p, r))];
+    if (r > 0 && hostOf(p, r) < hostOf(p, r - 1)) blocked = false;
+  }
+  std::string name;
+  for (int s : sizes) name += (name.empty() ? "" : "_") + std::to_string(s);
+  return blocked ? name : name + "i";
+}
+
 void PrintTo(const HierParam& p, std::ostream* os) {
-  *os << "MYRIAD_ALGO=" << p.algo << " n=" << p.nranks << " hosts=" << p.nhosts
+  *os << "MYRIAD_ALGO=" << p.algo << " n=" << p.nranks << " hosts=" << layoutName(p)
       << (p.hostStream ? " host stream" : " blocking");
 }
 
@@ -36,8 +75,9 @@ std::string hierName(const testing::TestParamInfo<HierParam>& info) {
   std::string name = info.param.algo.empty() ? "tuner" : info.param.algo;
   for (char& ch : name) ch = (ch == '.' || ch == ',') ? '_' : ch;
   if (name.size() > 40) name = "hier_list";
-  return name + "_n" + std::to_string(info.param.nranks) + "_h" + std::to_string(info.param.nhosts) +
-         (info.param.hostStream ? "_hoststream" : "_blocking");
+  name += "_n" + std::to_string(info.param.nranks) + "_h" + std::to_string(info.param.nhosts);
+  if (!info.param.hostOf.empty()) name += "_" + layoutName(info.param);
+  return name + (info.param.hostStream ? "_hoststream" : "_blocking");
 }
 
 const char* const kAlgorithms[] = {
@@ -78,12 +118,16 @@ TEST_P(HierMp, MatchesReference) {
   }
   auto body = [&](int rank, const myrUniqueId& id) -> int {
     useTransport(Transport::kShm);
-    useHosts(rank, p.nranks, p.nhosts);
+    if (p.hostOf.empty()) {
+      useHosts(rank, p.nranks, p.nhosts);
+    } else {
+      setenv("MYRIAD_HOST_ID", ("host" + std::to_string(hostOf(p, rank))).c_str(), 1);
+    }
     forceAlgorithms(p.algo);
     return runInChild(p.nranks, rank, id, p.hostStream, [&](myrComm_t comm, myrStream_t stream) {
       std::string err = runCollCases(comm, rank, p.nranks, cases, stream, seed);
       if (err.empty()) return err;
-      return "MYRIAD_ALGO=" + p.algo + " on host " + std::to_string(hostOfRank(rank, p.nranks, p.nhosts)) + ": " + err;
+      return "MYRIAD_ALGO=" + p.algo + " on host " + std::to_string(hostOf(p, rank)) + ": " + err;
     });
   };
   const ForkOutcome out = forkRanks(p.nranks, body, 120s, seed);
@@ -134,15 +178,21 @@ TEST(HierTuner, AllToAllvWithUnevenSendersAgreesOnTheAlgorithm) {
 std::vector<HierParam> hierParams() {
   std::vector<HierParam> params;
   for (const char* algo : kAlgorithms) {
-    params.push_back({algo, 4, 2, false});
-    // Uneven hosts for the flat algorithms; a hierarchical one may refuse them (the tuner never picks it there).
-    params.push_back(isHier(algo) ? HierParam{algo, 6, 3, true} : HierParam{algo, 5, 2, true});
+    params.push_back({algo, 4, 2, false, {}});
+    params.push_back(isHier(algo) ? HierParam{algo, 6, 3, true, {}} : HierParam{algo, 5, 2, true, {}});
+    if (!isHier(algo)) continue;
+    // Hosts of different sizes: small hosts' ranks serve several lanes (a 1-rank host all of them).
+    params.push_back(uneven(algo, {3, 3, 1}, false, true));
+    params.push_back(uneven(algo, {2, 2, 1}, true, false));
+    params.push_back(uneven(algo, {4, 1}, true, false));
   }
-  params.push_back({"", 4, 2, false});
-  params.push_back({"", 5, 2, true});
-  params.push_back({kHierList, 4, 2, true});
-  params.push_back({kHierList, 6, 2, false});
-  params.push_back({"", 8, 2, false});  // 2 hosts x 4, the shape the tuner's thresholds were measured on
+  params.push_back({"", 4, 2, false, {}});
+  params.push_back({"", 5, 2, true, {}});
+  params.push_back({kHierList, 4, 2, true, {}});
+  params.push_back({kHierList, 6, 2, false, {}});
+  params.push_back(uneven(kHierList, {1, 4, 2}, false, true));
+  params.push_back(uneven("", {3, 3, 1}, false, false));  // the tuner picks the hierarchical forms here too
+  params.push_back({"", 8, 2, false, {}});  // 2 hosts x 4, the shape the tuner's thresholds were measured on
   return params;
 }
 

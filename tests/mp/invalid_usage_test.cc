@@ -140,35 +140,6 @@ TEST(InvalidUsage, TwoAlgorithmsForOneCollective) {
   });
 }
 
-// A forced algorithm that cannot run a call refuses it and names the valid algorithms (allreduce.hier needs
-// hosts of equal size: here 3 + 2); the buffers stay untouched and other collectives still run.
-TEST(InvalidUsage, ForcedAlgorithmThatCannotRunTheCall) {
-  const uint64_t seed = testSeed();
-  constexpr int kN = 5;
-  auto body = [&](int rank, const myrUniqueId& id) -> int {
-    useHosts(rank, kN, 2);
-    forceAlgorithms("allreduce.hier");
-    myrComm_t comm = nullptr;
-    std::string err = initComm(&comm, kN, id, rank);
-    MYR_CHILD_CHECK(err.empty(), err);
-    std::vector<float> send(400, 1.0f), recv(400, -1.0f);
-    const myrResult_t res = myrAllReduce(send.data(), recv.data(), 400, myrFloat32, myrSum, comm, nullptr);
-    err = expectError("allreduce.hier on 3 + 2 ranks", res, myrInvalidUsage, comm, "allreduce.ring");
-    MYR_CHILD_CHECK(err.empty(), err);
-    MYR_CHILD_CHECK(containsWord(myrGetLastError(comm), "cannot run"), myrGetLastError(comm));
-    for (float v : recv) MYR_CHILD_CHECK(v == -1.0f, "recvbuff was written");
-    for (Coll c : {Coll::kAllGather, Coll::kBroadcast}) {
-      err = runCollCase(comm, rank, kN, {c, myrFloat32, myrSum, 1009, 0, false}, nullptr, seed);
-      MYR_CHILD_CHECK(err.empty(), err);
-    }
-    err = finishComm(comm, nullptr);
-    MYR_CHILD_CHECK(err.empty(), err);
-    return 0;
-  };
-  const ForkOutcome out = forkRanks(kN, body, 60s, seed);
-  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
-}
-
 // Names of other collectives' algorithms leave this collective to the tuner; spaces around names are trimmed.
 TEST(InvalidUsage, OtherCollectivesAlgorithmIsIgnored) {
   runRanks(" allgather.ring , gather.linear,", [](myrComm_t comm, int rank, uint64_t salt) -> std::string {
