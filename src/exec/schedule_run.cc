@@ -34,6 +34,52 @@ void ScheduleRun::logStopped() const {
   MYR_LOG(kInfo, kColl, ctx_.rank(), o);
 }
 
+std::string ScheduleRun::describeStep(Step i) const {
+  const auto& st = s_.steps()[static_cast<size_t>(i)];
+  std::string o = "step " + std::to_string(i) + " ";
+  switch (st.kind) {
+    case Schedule::Kind::kSend:
+      return o + "send to rank " + std::to_string(st.peer) + " (" + std::to_string(st.n) + " B)";
+    case Schedule::Kind::kRecv:
+      return o + "recv from rank " + std::to_string(st.peer) + " (" + std::to_string(st.n) + " B)";
+    case Schedule::Kind::kRecvReduce:
+      return o + "recv-reduce from rank " + std::to_string(st.peer) + " (" + std::to_string(st.n) + " B)";
+    case Schedule::Kind::kReduce: return o + "reduce";
+    case Schedule::Kind::kCopy: return o + "copy";
+    case Schedule::Kind::kScale: return o + "scale";
+    case Schedule::Kind::kJoin: return o + "join";
+  }
+  return o;
+}
+
+std::string ScheduleRun::pending(size_t maxLines) const {
+  if (completed_ == waiting_.size()) return "";
+  std::string o =
+      s_.name() + ": " + std::to_string(completed_) + " of " + std::to_string(waiting_.size()) + " steps done";
+  size_t lines = 0, more = 0;
+  auto add = [&](const std::string& line) { lines++ < maxLines ? void(o += "\n    " + line) : void(++more); };
+  auto waitsFor = [&](Step i) {
+    std::string w;
+    for (Step d : s_.deps(i))
+      if (!done_[static_cast<size_t>(d)]) w += (w.empty() ? "" : ", ") + describeStep(d);
+    return w;
+  };
+  for (const Lane& l : lanes_)
+    for (const Queue* q : {&l.sends, &l.recvs}) {
+      if (q->completed == q->queue.size()) continue;
+      Step i = q->queue[q->completed];
+      add(describeStep(i) + (q->completed < q->posted ? ": posted, not done (the peer has not matched it)"
+                                                      : ": not posted, waits for " + waitsFor(i)));
+    }
+  for (size_t i = 0; i < waiting_.size(); ++i) {
+    const auto& st = s_.steps()[i];
+    if (done_[i] || Schedule::isMessage(st.kind) || waiting_[i] == 0) continue;
+    add(describeStep(static_cast<Step>(i)) + ": waits for " + waitsFor(static_cast<Step>(i)));
+  }
+  if (more) o += "\n    ... and " + std::to_string(more) + " more";
+  return o;
+}
+
 Status ScheduleRun::bind() {
   bases_.assign(BufRef::kUser + args_.p2p.size(), nullptr);
   bases_[BufRef::kSend] = const_cast<uint8_t*>(static_cast<const uint8_t*>(args_.sendbuff));
@@ -52,6 +98,7 @@ Status ScheduleRun::init() {
   const auto& steps = s_.steps();
   size_t n = steps.size();
   waiting_.assign(n, 0);
+  done_.assign(n, 0);
   dependentsAt_.assign(n + 1, 0);
   reqs_.assign(n, Request{});
   lanes_.clear();
@@ -127,6 +174,7 @@ void ScheduleRun::ready(Step i) {
 
 void ScheduleRun::complete(Step i) {
   ++completed_;
+  done_[static_cast<size_t>(i)] = 1;
   for (int32_t k = dependentsAt_[static_cast<size_t>(i)]; k < dependentsAt_[static_cast<size_t>(i) + 1]; ++k) {
     Step d = dependents_[static_cast<size_t>(k)];
     if (--waiting_[static_cast<size_t>(d)] == 0) ready(d);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/transport.h"
@@ -40,6 +41,11 @@ class ScheduleRun final : public Task {
   Status init();
   Status start() override;
   Status progress(bool* done) override;
+  // Where an unfinished run stands, for deadlock reports: per peer, the first message step in each
+  // direction not yet done (posted and waiting for the peer, or not posted and waiting for which steps),
+  // then compute steps still waiting; at most `maxLines` lines, "" when done.
+  std::string pending(size_t maxLines = 8) const;
+  const Schedule& schedule() const { return s_; }
 
  private:
   using Step = Schedule::Step;
@@ -60,6 +66,7 @@ class ScheduleRun final : public Task {
   Status postReady(Lane& lane, Queue& q, bool send);
   void reap(Queue& q);
   void logStopped() const;
+  std::string describeStep(Step i) const;
 
   Schedule s_;
   const CollArgs& args_;
@@ -67,6 +74,7 @@ class ScheduleRun final : public Task {
   std::vector<uint8_t*> bases_;        // by BufRef::base
   std::vector<uint8_t> local_;         // the schedule's local bytes, as this run changes them
   std::vector<int32_t> waiting_;       // unfinished dependencies per step
+  std::vector<uint8_t> done_;          // per step: completed
   std::vector<int32_t> dependentsAt_;  // CSR: the dependents of step i are dependents_[at[i], at[i+1])
   std::vector<Step> dependents_;
   std::vector<Request> reqs_;
