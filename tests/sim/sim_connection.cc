@@ -40,9 +40,9 @@ Status SimConnection::postSend(Request* r) {
   SimConnection* in = fabric_.connection(peer_, rank_);  // the peer's end, which holds the inbound FIFO
   uint64_t seq = sendBase_ + sends_.size();
   uint64_t sum = fabric_.options().checkSendBuffers ? checksum(r->buf, r->bytes) : 0;
-  sends_.push_back({r, false, sum});
+  sends_.push_back({r, false, false, sum});
   Message m;
-  m.tag = r->tag, m.bytes = r->bytes, m.sendSeq = seq, m.checksum = sum;
+  m.tag = r->tag, m.bytes = r->bytes, m.sendSeq = seq;
   if (rendezvous_)
     m.rdv = r;
   else if (r->bytes)
@@ -93,10 +93,12 @@ Status SimConnection::deliver(Message& m, Request* r) {
                       std::to_string(m.tag) + ", expected " + std::to_string(r->bytes) + " bytes with tag " +
                       std::to_string(r->tag) + " (do all ranks issue the same collectives with the same counts?)");
   const void* src = m.rdv ? m.rdv->buf : m.data.data();
-  if (m.rdv && fabric_.options().checkSendBuffers && checksum(src, m.bytes) != m.checksum)
-    return internalError("sim: rank " + std::to_string(peer_) + " changed the buffer of its send to rank " +
-                         std::to_string(rank_) + " (tag " + std::to_string(m.tag) + ", " + std::to_string(m.bytes) +
-                         " B) before it was received: a step writes it without waiting for the send");
+  SimConnection* sender = fabric_.connection(peer_, rank_);
+  if (m.sendSeq >= sender->sendBase_ + sender->sendHead_) {  // the send is not done yet
+    Send& s = sender->sends_[static_cast<size_t>(m.sendSeq - sender->sendBase_)];
+    MYR_TRY(sender->checkUnchanged(s, "received"));
+    s.delivered = true;
+  }
   if (m.bytes) {
     if (r->combine.with) {
       const Combine& c = r->combine;
@@ -106,9 +108,16 @@ Status SimConnection::deliver(Message& m, Request* r) {
     }
   }
   r->done = true;
-  if (m.rdv) fabric_.connection(peer_, rank_)->sendDone(m.sendSeq);
+  if (m.rdv) sender->sendDone(m.sendSeq);
   fabric_.record(static_cast<uint64_t>(peer_) << 32 | static_cast<uint32_t>(rank_), fabric_.now());
   return Status::ok();
+}
+
+Status SimConnection::checkUnchanged(const Send& s, const char* until) const {
+  if (!fabric_.options().checkSendBuffers || checksum(s.r->buf, s.r->bytes) == s.checksum) return Status::ok();
+  return internalError("sim: rank " + std::to_string(rank_) + " changed the buffer of its send to rank " +
+                       std::to_string(peer_) + " (tag " + std::to_string(s.r->tag) + ", " + std::to_string(s.r->bytes) +
+                       " B) before the send was " + until + ": a step writes it without waiting for the send");
 }
 
 Status SimConnection::poll() {
@@ -121,10 +130,7 @@ Status SimConnection::poll() {
   if (recvHead_ == recvs_.size()) recvs_.clear(), recvHead_ = 0;
   while (sendHead_ < sends_.size() && sends_[sendHead_].complete) {
     Send& s = sends_[sendHead_++];
-    if (!rendezvous_ && fabric_.options().checkSendBuffers && checksum(s.r->buf, s.r->bytes) != s.checksum)
-      return internalError("sim: rank " + std::to_string(rank_) + " changed the buffer of its send to rank " +
-                           std::to_string(peer_) + " (tag " + std::to_string(s.r->tag) + ", " +
-                           std::to_string(s.r->bytes) + " B) before the send was done");
+    if (!s.delivered) MYR_TRY(checkUnchanged(s, "done"));
     s.r->done = true;
     ++fabric_.activity_;
   }

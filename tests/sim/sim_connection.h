@@ -38,17 +38,20 @@ class SimConnection final : public Connection {
     bool arrived = false;
     std::vector<uint8_t> data;  // buffered sends: the bytes as posted
     Request* rdv = nullptr;     // rendezvous sends: the sender's request, read when received
-    uint64_t sendSeq = 0;       // the sender's send number, to complete a rendezvous send
-    uint64_t checksum = 0;
+    uint64_t sendSeq = 0;       // the sender's send number
   };
   struct Send {
     Request* r = nullptr;
     bool complete = false;
+    bool delivered = false;  // the receiver has taken the bytes: from then on the sender may reuse them
     uint64_t checksum = 0;
   };
   void arrive(uint64_t seq);    // the fabric: inbound message `seq` has arrived
   void sendDone(uint64_t seq);  // the fabric or the receiver: send `seq` is complete
   Status deliver(Message& m, Request* r);
+  // The sender's bytes may not change from the post until the receiver takes them or the send is done,
+  // whichever comes first (until then a zero-copy transport may still read them). "" or the complaint.
+  Status checkUnchanged(const Send& s, const char* until) const;
   static uint64_t checksum(const void* p, size_t n);
 
   SimFabric& fabric_;
