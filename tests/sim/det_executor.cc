@@ -120,15 +120,14 @@ Status DeterministicExecutor::run(std::vector<RankCall>& calls, RunStats* stats)
         fabric_.markNews(r);  // left for the next round
         continue;
       }
-      uint64_t before = fabric_.activity();
       bool finishedNow = false;
       Status s = runs[static_cast<size_t>(r)]->progress(&finishedNow);
       if (!s.isOk()) return s.addContext("rank " + std::to_string(r));
       if (finishedNow) {
         done[static_cast<size_t>(r)] = 1, --left;
         finished[static_cast<size_t>(r)] = fabric_.now();
-      } else if (fabric_.activity() != before) {
-        fabric_.markNews(r);
+      } else if (!runs[static_cast<size_t>(r)]->settled()) {
+        fabric_.markNews(r);  // it stopped for its round limit, not for want of news
       }
     }
     fabric_.tick();

@@ -2,6 +2,7 @@
 // forced-or-refused rule, planning with each rank's CommView, and the run.
 #include "sim_cases.h"
 
+#include <algorithm>
 #include <random>
 
 #include "dispatch/registry.h"
@@ -156,6 +157,37 @@ std::string CaseRunner::outcome() const {
   if (!algo_) return std::to_string(tuned_) + " calls on the tuner's choice";
   return std::to_string(forced_) + " calls forced, " + std::to_string(refused_) + " refused" +
          (refused_ ? " (" + refusal_ + ") and run on the tuner's choice" : "");
+}
+
+// Runs `combos` on one case; "" or the first failure.
+std::string runCombos(const SimCase& c, CollKind kind, const std::vector<SimCombo>& combos, uint64_t seed,
+                      const test::Pattern& pattern, std::string* outcome) {
+  CaseRunner runner(c, caseSeed(seed, c));
+  int n = c.nranks;
+  for (size_t i = 0; i < combos.size(); ++i) {
+    SimCall call(kind, combos[i], n, pattern, static_cast<int>(i) * (n * n + n));
+    RunStats stats;
+    std::string err = runner.run(call.args(), &stats);
+    for (int r = 0; r < n && err.empty(); ++r) {
+      err = call.check(r);
+      if (!err.empty()) err = "rank " + std::to_string(r) + ": " + err;
+    }
+    // Nobody leaves a barrier before the last rank has entered it.
+    if (err.empty() && kind == CollKind::kBarrier && n > 1) {
+      uint64_t lastStart = *std::max_element(stats.started.begin(), stats.started.end());
+      for (int r = 0; r < n && err.empty(); ++r)
+        if (stats.finished[static_cast<size_t>(r)] < lastStart)
+          err = "rank " + std::to_string(r) + " left the barrier in round " +
+                std::to_string(stats.finished[static_cast<size_t>(r)]) + ", before the last rank entered (round " +
+                std::to_string(lastStart) + ")";
+    }
+    if (!err.empty()) return "call " + std::to_string(i) + " (" + describe(combos[i], kind) + "): " + err;
+  }
+  if (c.mustRun && runner.refused())
+    return c.algo + " must run every call here but refused " + std::to_string(runner.refused()) + ": " +
+           runner.refusal();
+  *outcome = std::to_string(combos.size()) + " calls: " + runner.outcome();
+  return "";
 }
 
 }  // namespace myriad::sim

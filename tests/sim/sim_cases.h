@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
+#include "tests/algo/buffers.h"
 #include "tests/sim/det_executor.h"
+#include "tests/sim/sim_call.h"
 
 namespace myriad::sim {
 
@@ -65,5 +67,11 @@ class CaseRunner {
   int forced_ = 0, refused_ = 0, tuned_ = 0;
   std::string refusal_;
 };
+
+// Runs `combos` on one case, one CaseRunner for all of them (message tags carry on from call to call, as
+// on a communicator), checking every rank after every call and, for barriers, that no rank leaves before
+// the last one entered. "" or the first failure (call, combination, rank); *outcome: what ran.
+std::string runCombos(const SimCase& c, CollKind kind, const std::vector<SimCombo>& combos, uint64_t seed,
+                      const test::Pattern& pattern, std::string* outcome);
 
 }  // namespace myriad::sim

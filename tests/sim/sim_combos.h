@@ -14,7 +14,7 @@
 namespace myriad::sim {
 
 // Caps one call's user buffers, summed over its ranks.
-inline constexpr size_t kMaxCallBytes = size_t{48} << 20;
+inline constexpr size_t kMaxCallBytes = size_t{16} << 20;
 
 // Per rank count of `ranks` (same order), the combinations it runs.
 std::vector<std::vector<SimCombo>> dealCombos(CollKind kind, const std::vector<int>& ranks, uint64_t seed);

@@ -2,8 +2,6 @@
 // and then by post order), per-pair connection kinds drawn from the seed, and the report of what is left.
 #include "sim_fabric.h"
 
-#include <algorithm>
-
 #include "sim_connection.h"
 
 namespace myriad::sim {
@@ -36,7 +34,6 @@ void SimFabric::schedule(uint64_t at, EventKind kind, SimConnection* conn, uint6
 }
 
 void SimFabric::record(uint64_t a, uint64_t b) {
-  ++activity_;
   hash_ = (hash_ ^ a) * 1099511628211ULL;
   hash_ = (hash_ ^ b) * 1099511628211ULL;
 }
@@ -74,7 +71,6 @@ std::vector<int> SimFabric::takeNews() {
   std::vector<int> out;
   out.swap(news_);
   for (int r : out) hasNews_[static_cast<size_t>(r)] = 0;
-  std::sort(out.begin(), out.end());
   return out;
 }
 

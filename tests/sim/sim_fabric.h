@@ -46,15 +46,13 @@ class SimFabric {
   // Moves the clock to the next scheduled event; false when nothing is scheduled.
   bool advanceToNextEvent();
   bool hasScheduled() const { return !events_.empty(); }
-  // Ranks with news since the last call (each once), in rank order.
+  // Ranks with news since the last call (each once), in the order they heard it.
   std::vector<int> takeNews();
   void markNews(int rank);
   // Messages posted and deliveries made so far (for replay checks and statistics).
   uint64_t messagesPosted() const { return posted_; }
   uint64_t eventHash() const { return hash_; }
-  // Bumped by every post, delivery and reported completion: a rank whose progress() moved it may have
-  // more to do at once (ScheduleRun bounds its rounds per call), so it is stepped again next round.
-  uint64_t activity() const { return activity_; }
+
   // Messages sent but not received, per pair: "rank 0 -> rank 1: 2 messages (first: tag 4, 16 B, arrived)".
   // "" when every channel is empty. At most maxLines lines.
   std::string undelivered(size_t maxLines = 8) const;
@@ -77,7 +75,7 @@ class SimFabric {
   int nranks_;
   SimOptions options_;
   std::mt19937_64 rng_;
-  uint64_t now_ = 0, order_ = 0, posted_ = 0, activity_ = 0, hash_ = 1469598103934665603ULL;
+  uint64_t now_ = 0, order_ = 0, posted_ = 0, hash_ = 1469598103934665603ULL;
   std::vector<std::unique_ptr<SimConnection>> conns_;  // rank * nranks + peer, null until used
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::vector<uint8_t> hasNews_;

@@ -38,37 +38,6 @@ std::string paramName(const ::testing::TestParamInfo<Param>& info) {
   return name;
 }
 
-// Runs `combos` on one case; "" or the first failure.
-std::string runCase(const SimCase& c, CollKind kind, const std::vector<SimCombo>& combos, uint64_t seed,
-                    const test::Pattern& pattern, std::string* outcome) {
-  CaseRunner runner(c, caseSeed(seed, c));
-  int n = c.nranks;
-  for (size_t i = 0; i < combos.size(); ++i) {
-    SimCall call(kind, combos[i], n, pattern, static_cast<int>(i) * (n * n + n));
-    RunStats stats;
-    std::string err = runner.run(call.args(), &stats);
-    for (int r = 0; r < n && err.empty(); ++r) {
-      err = call.check(r);
-      if (!err.empty()) err = "rank " + std::to_string(r) + ": " + err;
-    }
-    // Nobody leaves a barrier before the last rank has entered it.
-    if (err.empty() && kind == CollKind::kBarrier && n > 1) {
-      uint64_t lastStart = *std::max_element(stats.started.begin(), stats.started.end());
-      for (int r = 0; r < n && err.empty(); ++r)
-        if (stats.finished[static_cast<size_t>(r)] < lastStart)
-          err = "rank " + std::to_string(r) + " left the barrier in round " +
-                std::to_string(stats.finished[static_cast<size_t>(r)]) + ", before the last rank entered (round " +
-                std::to_string(lastStart) + ")";
-    }
-    if (!err.empty()) return "call " + std::to_string(i) + " (" + describe(combos[i], kind) + "): " + err;
-  }
-  if (c.mustRun && runner.refused())
-    return c.algo + " must run every call here but refused " + std::to_string(runner.refused()) + ": " +
-           runner.refusal();
-  *outcome = std::to_string(combos.size()) + " calls: " + runner.outcome();
-  return "";
-}
-
 class SimMatrix : public ::testing::TestWithParam<Param> {};
 
 TEST_P(SimMatrix, EveryCaseMatchesTheReference) {
@@ -82,7 +51,7 @@ TEST_P(SimMatrix, EveryCaseMatchesTheReference) {
     const auto& combos =
         c.singleHost() && !c.chunkBytes ? dealt[single++] : sampleCombos(p.kind, c.nranks, caseSeed(seed, c));
     std::string outcome;
-    std::string err = runCase(c, p.kind, combos, seed, pattern, &outcome);
+    std::string err = runCombos(c, p.kind, combos, seed, pattern, &outcome);
     EXPECT_EQ(err, "") << c.describe() << ", " << replayHint(seed);
     if (err.empty()) std::cout << "[ outcome  ] " << c.describe() << ": " << outcome << "\n";
     calls += combos.size();
