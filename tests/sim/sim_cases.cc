@@ -60,9 +60,14 @@ std::vector<SimCase> simCasesFor(const std::string& algo, CollKind kind) {
     out.push_back(layoutCase(algo, false, {3, 1}, hier));
     out.push_back(layoutCase(algo, true, {4, 3, 1}, hier));
   }
-  SimCase small = hier ? layoutCase(algo, false, {2, 2, 2}, hier) : SimCase{algo, 5, "1host", {}, true, 0};
-  small.chunkBytes = 1024;
-  out.push_back(small);
+  // Small chunks, so that counts of 13-1009 elements are cut into many slices and pipelines fill up.
+  for (size_t chunk : {size_t{64}, size_t{1024}}) {
+    SimCase small =
+        hier ? layoutCase(algo, chunk == 64, chunk == 64 ? std::vector<int>{2, 2, 2} : std::vector<int>{3, 3}, hier)
+             : SimCase{algo, chunk == 64 ? 5 : 7, "1host", {}, true, 0};
+    small.chunkBytes = chunk;
+    out.push_back(small);
+  }
   for (SimCase& c : out) c.mustRun = c.mustRun && !tuner;
   return out;
 }

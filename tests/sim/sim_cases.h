@@ -34,7 +34,7 @@ struct SimCase {
 // The single-host rank counts of the matrix.
 const std::vector<int>& simRanks();
 // For every algorithm of `kind` (and the tuner): simRanks() on one host; two even and two uneven multi-host
-// layouts (hierarchical algorithms four more); one case with 1 KiB chunks.
+// layouts (hierarchical algorithms four more); two cases with small chunks (64 B and 1 KiB).
 std::vector<SimCase> simCasesFor(const std::string& algo, CollKind kind);
 
 // A seed for one case, from the test seed and the case's identity (not its position), so that a case

@@ -62,7 +62,7 @@ std::vector<std::vector<SimCombo>> dealCombos(CollKind kind, const std::vector<i
   return out;
 }
 
-std::vector<SimCombo> sampleCombos(CollKind kind, int n, uint64_t seed) {
+std::vector<SimCombo> sampleCombos(CollKind kind, int n, uint64_t seed, int rounds) {
   std::mt19937_64 rng(seed ^ 0x9e3779b9ULL);
   const int ops = reduces(kind) ? test::kNumRedOps : 1;
   std::vector<SimCombo> out;
@@ -70,12 +70,13 @@ std::vector<SimCombo> sampleCombos(CollKind kind, int n, uint64_t seed) {
     for (int k = 0; k < 4; ++k) out.push_back(combo(kind, 0, 0, 0, false, n, rng));
     return out;
   }
-  for (int cls = 0; cls <= kLarge; ++cls)
-    for (bool inPlace : {false, true}) {
-      int type = static_cast<int>(rng() % test::kNumDataTypes);
-      if (!fits(kind, cls, static_cast<myrDataType_t>(type), n)) type = myrInt8;
-      out.push_back(combo(kind, cls, type, static_cast<int>(rng() % static_cast<uint64_t>(ops)), inPlace, n, rng));
-    }
+  for (int round = 0; round < rounds; ++round)
+    for (int cls = 0; cls <= kLarge; ++cls)
+      for (bool inPlace : {false, true}) {
+        int type = static_cast<int>(rng() % test::kNumDataTypes);
+        if (!fits(kind, cls, static_cast<myrDataType_t>(type), n)) type = myrInt8;
+        out.push_back(combo(kind, cls, type, static_cast<int>(rng() % static_cast<uint64_t>(ops)), inPlace, n, rng));
+      }
   return out;
 }
 

@@ -48,8 +48,9 @@ TEST_P(SimMatrix, EveryCaseMatchesTheReference) {
   auto dealt = dealCombos(p.kind, simRanks(), seed ^ std::hash<std::string>{}(p.algo + collName(p.kind)));
   size_t single = 0, calls = 0;
   for (const SimCase& c : cases) {
-    const auto& combos =
-        c.singleHost() && !c.chunkBytes ? dealt[single++] : sampleCombos(p.kind, c.nranks, caseSeed(seed, c));
+    const auto& combos = c.singleHost() && !c.chunkBytes
+                             ? dealt[single++]
+                             : sampleCombos(p.kind, c.nranks, caseSeed(seed, c), c.chunkBytes ? 3 : 1);
     std::string outcome;
     std::string err = runCombos(c, p.kind, combos, seed, pattern, &outcome);
     EXPECT_EQ(err, "") << c.describe() << ", " << replayHint(seed);
