@@ -49,7 +49,8 @@ class SimFabric {
   // Ranks with news since the last call (each once), in the order they heard it.
   std::vector<int> takeNews();
   void markNews(int rank);
-  // Messages posted and deliveries made so far (for replay checks and statistics).
+  // Messages posted so far, and a hash of every post and delivery with its round (two runs with one seed
+  // have equal hashes).
   uint64_t messagesPosted() const { return posted_; }
   uint64_t eventHash() const { return hash_; }
 
@@ -57,7 +58,7 @@ class SimFabric {
   // "" when every channel is empty. At most maxLines lines.
   std::string undelivered(size_t maxLines = 8) const;
 
-  // Internal to SimConnection: schedules `fn(conn, seq)` at round `at`.
+  // For SimConnection: at round `at`, message `seq` arrives at conn, or conn's send `seq` is done.
   enum class EventKind : uint8_t { kArrive, kSendDone };
   void schedule(uint64_t at, EventKind kind, SimConnection* conn, uint64_t seq);
   void record(uint64_t a, uint64_t b);  // folds an event into eventHash()
