@@ -86,7 +86,10 @@ void narrow(void* dst, const void* a, const void* b, size_t n, myrRedOp_t op) {
 template <typename T>
 void divideLoop(T* buf, size_t n, int d) {
   if constexpr (std::is_integral_v<T>) {
-    for (size_t i = 0; i < n; ++i) buf[i] = static_cast<T>(buf[i] / static_cast<T>(d));
+    // In a 64-bit type: the rank count may not fit T (int8 with 128 ranks or more, uint8 with 256).
+    using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+    const W wd = static_cast<W>(d);
+    for (size_t i = 0; i < n; ++i) buf[i] = static_cast<T>(static_cast<W>(buf[i]) / wd);
   } else {
     for (size_t i = 0; i < n; ++i) buf[i] = buf[i] / static_cast<T>(d);
   }

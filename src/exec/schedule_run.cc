@@ -1,6 +1,7 @@
 // ScheduleRun: dependency counting over the step list, per-peer in-order posting, and the second stage of
 // two-stage plans. Dependents are kept in one flat array (CSR), so a run allocates a few vectors, not one
-// per step.
+// per step; progress() visits only the lanes that have work (activeLanes_), so its cost follows the
+// messages in flight, not the number of peers.
 #include "exec/schedule_run.h"
 
 #include <cstring>
@@ -34,6 +35,52 @@ void ScheduleRun::logStopped() const {
   MYR_LOG(kInfo, kColl, ctx_.rank(), o);
 }
 
+std::string ScheduleRun::describeStep(Step i) const {
+  const auto& st = s_.steps()[static_cast<size_t>(i)];
+  std::string o = "step " + std::to_string(i) + " ";
+  switch (st.kind) {
+    case Schedule::Kind::kSend:
+      return o + "send to rank " + std::to_string(st.peer) + " (" + std::to_string(st.n) + " B)";
+    case Schedule::Kind::kRecv:
+      return o + "recv from rank " + std::to_string(st.peer) + " (" + std::to_string(st.n) + " B)";
+    case Schedule::Kind::kRecvReduce:
+      return o + "recv-reduce from rank " + std::to_string(st.peer) + " (" + std::to_string(st.n) + " B)";
+    case Schedule::Kind::kReduce: return o + "reduce";
+    case Schedule::Kind::kCopy: return o + "copy";
+    case Schedule::Kind::kScale: return o + "scale";
+    case Schedule::Kind::kJoin: return o + "join";
+  }
+  return o;
+}
+
+std::string ScheduleRun::pending(size_t maxLines) const {
+  if (completed_ == waiting_.size()) return "";
+  std::string o =
+      s_.name() + ": " + std::to_string(completed_) + " of " + std::to_string(waiting_.size()) + " steps done";
+  size_t lines = 0, more = 0;
+  auto add = [&](const std::string& line) { lines++ < maxLines ? void(o += "\n    " + line) : void(++more); };
+  auto waitsFor = [&](Step i) {
+    std::string w;
+    for (Step d : s_.deps(i))
+      if (!done_[static_cast<size_t>(d)]) w += (w.empty() ? "" : ", ") + describeStep(d);
+    return w;
+  };
+  for (const Lane& l : lanes_)
+    for (const Queue* q : {&l.sends, &l.recvs}) {
+      if (q->completed == q->queue.size()) continue;
+      Step i = q->queue[q->completed];
+      add(describeStep(i) + (q->completed < q->posted ? ": posted, not done (the peer has not matched it)"
+                                                      : ": not posted, waits for " + waitsFor(i)));
+    }
+  for (size_t i = 0; i < waiting_.size(); ++i) {
+    const auto& st = s_.steps()[i];
+    if (done_[i] || Schedule::isMessage(st.kind) || waiting_[i] == 0) continue;
+    add(describeStep(static_cast<Step>(i)) + ": waits for " + waitsFor(static_cast<Step>(i)));
+  }
+  if (more) o += "\n    ... and " + std::to_string(more) + " more";
+  return o;
+}
+
 Status ScheduleRun::bind() {
   bases_.assign(BufRef::kUser + args_.p2p.size(), nullptr);
   bases_[BufRef::kSend] = const_cast<uint8_t*>(static_cast<const uint8_t*>(args_.sendbuff));
@@ -52,9 +99,12 @@ Status ScheduleRun::init() {
   const auto& steps = s_.steps();
   size_t n = steps.size();
   waiting_.assign(n, 0);
+  done_.assign(n, 0);
   dependentsAt_.assign(n + 1, 0);
   reqs_.assign(n, Request{});
   lanes_.clear();
+  activeLanes_.clear();
+  laneOf_.assign(n, -1);
   computeReady_.clear();
   completed_ = 0;
   for (size_t i = 0; i < n; ++i)
@@ -82,6 +132,7 @@ Status ScheduleRun::init() {
       MYR_ASSIGN_OR_RETURN(lanes_.back().conn, ctx_.connection(st.peer));
     }
     Lane& lane = lanes_[it->second];
+    laneOf_[i] = static_cast<int32_t>(it->second);
     (st.kind == Schedule::Kind::kSend ? lane.sends : lane.recvs).queue.push_back(static_cast<Step>(i));
   }
   return Status::ok();
@@ -94,19 +145,32 @@ Status ScheduleRun::start() {
 }
 
 Status ScheduleRun::progress(bool* done) {
+  settled_ = false;
   for (int round = 0; round < 8; ++round) {
     size_t before = completed_;
     runCompute();
-    for (Lane& lane : lanes_) {
+    // Lanes activated while reaping (their next message became ready) are appended and visited this round.
+    for (size_t k = 0; k < activeLanes_.size();) {
+      Lane& lane = lanes_[static_cast<size_t>(activeLanes_[k])];
       MYR_TRY(postReady(lane, lane.sends, true));
       MYR_TRY(postReady(lane, lane.recvs, false));
       if (lane.sends.posted > lane.sends.completed || lane.recvs.posted > lane.recvs.completed)
         MYR_TRY(lane.conn->poll());
       reap(lane.sends);
       reap(lane.recvs);
+      if (needsTurn(lane)) {
+        ++k;
+        continue;
+      }
+      lane.active = false;
+      activeLanes_[k] = activeLanes_.back();
+      activeLanes_.pop_back();
     }
     runCompute();
-    if (completed_ == before) break;
+    if (completed_ == before) {
+      settled_ = true;
+      break;
+    }
   }
   *done = completed_ == waiting_.size();
   if (!*done || !s_.next()) return Status::ok();
@@ -119,14 +183,31 @@ Status ScheduleRun::progress(bool* done) {
 }
 
 // A step whose dependencies are all done: compute steps wait in computeReady_, message steps are marked
-// (waiting_ == 0) and posted in order by postReady.
+// (waiting_ == 0), their lane is activated, and postReady posts them in order.
 void ScheduleRun::ready(Step i) {
-  if (Schedule::isMessage(s_.steps()[static_cast<size_t>(i)].kind)) return;
+  if (Schedule::isMessage(s_.steps()[static_cast<size_t>(i)].kind)) return activate(laneOf_[static_cast<size_t>(i)]);
   computeReady_.push_back(i);
+}
+
+void ScheduleRun::activate(int32_t l) {
+  Lane& lane = lanes_[static_cast<size_t>(l)];
+  if (lane.active) return;
+  lane.active = true;
+  activeLanes_.push_back(l);
+}
+
+// Messages posted and not yet reaped, or a next message whose dependencies are done.
+bool ScheduleRun::needsTurn(const Lane& lane) const {
+  for (const Queue* q : {&lane.sends, &lane.recvs}) {
+    if (q->posted > q->completed) return true;
+    if (q->posted < q->queue.size() && waiting_[static_cast<size_t>(q->queue[q->posted])] == 0) return true;
+  }
+  return false;
 }
 
 void ScheduleRun::complete(Step i) {
   ++completed_;
+  done_[static_cast<size_t>(i)] = 1;
   for (int32_t k = dependentsAt_[static_cast<size_t>(i)]; k < dependentsAt_[static_cast<size_t>(i) + 1]; ++k) {
     Step d = dependents_[static_cast<size_t>(k)];
     if (--waiting_[static_cast<size_t>(d)] == 0) ready(d);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/transport.h"
@@ -40,6 +41,14 @@ class ScheduleRun final : public Task {
   Status init();
   Status start() override;
   Status progress(bool* done) override;
+  // Where an unfinished run stands, for deadlock reports: per peer, the first message step in each
+  // direction not yet done (posted and waiting for the peer, or not posted and waiting for which steps),
+  // then compute steps still waiting; at most `maxLines` lines, "" when done.
+  std::string pending(size_t maxLines = 8) const;
+  // The last progress() stopped because nothing could move without news from a connection, not because it
+  // used up its rounds: calling it again before a connection has news would do nothing.
+  bool settled() const { return settled_; }
+  const Schedule& schedule() const { return s_; }
 
  private:
   using Step = Schedule::Step;
@@ -50,6 +59,7 @@ class ScheduleRun final : public Task {
   struct Lane {
     Connection* conn = nullptr;
     Queue sends, recvs;
+    bool active = false;  // in activeLanes_
   };
 
   Status bind();
@@ -59,7 +69,10 @@ class ScheduleRun final : public Task {
   void runCompute();
   Status postReady(Lane& lane, Queue& q, bool send);
   void reap(Queue& q);
+  void activate(int32_t lane);
+  bool needsTurn(const Lane& lane) const;
   void logStopped() const;
+  std::string describeStep(Step i) const;
 
   Schedule s_;
   const CollArgs& args_;
@@ -67,12 +80,18 @@ class ScheduleRun final : public Task {
   std::vector<uint8_t*> bases_;        // by BufRef::base
   std::vector<uint8_t> local_;         // the schedule's local bytes, as this run changes them
   std::vector<int32_t> waiting_;       // unfinished dependencies per step
+  std::vector<uint8_t> done_;          // per step: completed
   std::vector<int32_t> dependentsAt_;  // CSR: the dependents of step i are dependents_[at[i], at[i+1])
   std::vector<Step> dependents_;
   std::vector<Request> reqs_;
-  std::vector<Lane> lanes_;  // one per peer that the steps talk to, in order of first use
+  std::vector<Lane> lanes_;      // one per peer that the steps talk to, in order of first use
+  std::vector<int32_t> laneOf_;  // per step: its lane (message steps), else -1
+  // Lanes with something to post, poll or reap; progress() visits only these, so a rank that talks to
+  // every peer (all-to-all over 1,000 ranks) does not walk every lane on every turn.
+  std::vector<int32_t> activeLanes_;
   std::vector<Step> computeReady_;
   size_t completed_ = 0;
+  bool settled_ = false;
 };
 
 }  // namespace myriad

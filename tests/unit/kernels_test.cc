@@ -102,5 +102,24 @@ TEST(Reduce, AvgDividesAtTheEnd) {
   EXPECT_EQ(d, (std::vector<double>{0.25, 0.75}));
 }
 
+// The rank count does not fit the element type: int8 with 128+ ranks, uint8 with 256 (was a division by zero).
+TEST(Reduce, AvgOfNarrowIntegersOverManyRanks) {
+  std::vector<int8_t> s{127, -128, 100};
+  scaleAvg(s.data(), s.size(), myrInt8, 1024);
+  EXPECT_EQ(s, (std::vector<int8_t>{0, 0, 0}));
+  s = {127, -128, 100};
+  scaleAvg(s.data(), s.size(), myrInt8, 100);
+  EXPECT_EQ(s, (std::vector<int8_t>{1, -1, 1}));
+  s = {127, -128, 100};
+  scaleAvg(s.data(), s.size(), myrInt8, 200);  // not a negative divisor
+  EXPECT_EQ(s, (std::vector<int8_t>{0, 0, 0}));
+  std::vector<uint8_t> u{255, 7};
+  scaleAvg(u.data(), u.size(), myrUint8, 256);
+  EXPECT_EQ(u, (std::vector<uint8_t>{0, 0}));
+  u = {255, 7};
+  scaleAvg(u.data(), u.size(), myrUint8, 2);
+  EXPECT_EQ(u, (std::vector<uint8_t>{127, 3}));
+}
+
 }  // namespace
 }  // namespace myriad
