@@ -2,13 +2,17 @@
 //   myriad-info            version, algorithms, this host's identity
 //   myriad-info --env      every MYRIAD_* variable: name, type, default, meaning (markdown)
 //   myriad-info --algorithms  every registered algorithm, one name per line
+//   myriad-info --plan ALGO ...  an algorithm's Schedule for given ranks, hosts and call (tools/plan_dump.h)
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "base/config.h"
 #include "dispatch/registry.h"
 #include "myriad/myriad.h"
 #include "rendezvous/peer_info.h"
+#include "tools/plan_dump.h"
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--env") == 0) {
@@ -19,8 +23,17 @@ int main(int argc, char** argv) {
     for (const auto* a : myriad::allAlgorithms()) std::printf("%s\n", a->name());
     return 0;
   }
+  if (argc > 1 && std::strcmp(argv[1], "--plan") == 0) {
+    std::string text, error;
+    if (!myriad::tools::planDump(std::vector<std::string>(argv + 1, argv + argc), &text, &error)) {
+      std::fprintf(stderr, "myriad-info: %s\nusage: %s", error.c_str(), myriad::tools::kPlanUsage);
+      return 2;
+    }
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
   if (argc > 1) {
-    std::fprintf(stderr, "usage: myriad-info [--env | --algorithms]\n");
+    std::fprintf(stderr, "usage: myriad-info [--env | --algorithms | --plan ALGO ...]\n%s", myriad::tools::kPlanUsage);
     return 2;
   }
   int v = 0;

@@ -71,13 +71,12 @@ int benchMain(int argc, char** argv, const Collective& coll) {
   run.title = "Myriad " + std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
               std::to_string(version % 100);
 
-  auto detected = detectLauncher();
-  if (!detected.isOk()) {
-    std::fprintf(stderr, "%s: %s\n", program, detected.status().message().c_str());
+  LaunchInfo launch;
+  std::string error;
+  if (!detectLaunch(&launch, &error)) {
+    std::fprintf(stderr, "%s: %s\n", program, error.c_str());
     return 2;
   }
-  const LaunchInfo launch = detected.value();
-  std::string error;
   if (launch.size > 1) {
     if (options.nranks > 0) {
       std::fprintf(stderr,

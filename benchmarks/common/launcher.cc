@@ -25,6 +25,17 @@ bool hasEnv(const char* name) {
 
 }  // namespace
 
+bool detectLaunch(LaunchInfo* info, std::string* error) {
+  char kind[32] = "";
+  const myrResult_t res = myrLaunchInfo(&info->rank, &info->size, nullptr, kind, sizeof(kind));
+  if (res != myrSuccess) {
+    *error = std::string(myrGetErrorString(res)) + ": " + myrGetLastError(nullptr);
+    return false;
+  }
+  info->kind = kind;
+  return true;
+}
+
 bool myriad_bench_id_from_env(const LaunchInfo& info, myrUniqueId* id, std::string* error) {
   const std::string who =
       info.kind + " launcher detected (rank " + std::to_string(info.rank) + " of " + std::to_string(info.size) + ")";

@@ -7,11 +7,20 @@
 #include <string>
 
 #include "myriad/myriad.h"
-#include "rendezvous/launch.h"
 
 namespace myriad::bench {
 
-// The unique id of a run whose launcher (found by detectLauncher, core/launch.h) cannot pass one: every rank derives
+// Which launcher started this process, as myrLaunchInfo reports it.
+struct LaunchInfo {
+  std::string kind = "none";  // "ompi", "pmi", "slurm", "torchrun" or "none"
+  int rank = 0;
+  int size = 1;
+};
+
+// myrLaunchInfo; false with *error (naming the malformed variable) when it fails.
+bool detectLaunch(LaunchInfo* info, std::string* error);
+
+// The unique id of a run whose launcher (found by detectLaunch) cannot pass one: every rank derives
 // the same one from MYRIAD_COMM_ID=host:port, which is set from torchrun's MASTER_ADDR:MASTER_PORT when it is not set;
 // rank 0 listens there at init. Returns false with *error when neither is set or the id cannot be made.
 bool myriad_bench_id_from_env(const LaunchInfo& info, myrUniqueId* id, std::string* error);

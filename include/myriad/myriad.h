@@ -102,6 +102,18 @@ myrResult_t myrGetVersion(int* version);
  *  variable (and MYRIAD_COMM_SECRET) without starting anything; rank 0 listens there in myrCommInitRank. */
 myrResult_t myrGetUniqueId(myrUniqueId* uniqueId);
 
+/** Which launcher started this process, and as which rank: reads the launchers' own variables, the first
+ *  launcher whose rank or size variable is set deciding, in the order Open MPI (OMPI_COMM_WORLD_RANK/SIZE/
+ *  LOCAL_RANK), PMI (PMI_RANK/SIZE, MPI_LOCALRANKID or PMI_LOCAL_RANK: MPICH, Intel MPI, srun --mpi=pmi2),
+ *  Slurm (SLURM_PROCID/NTASKS/LOCALID) and torchrun (RANK/WORLD_SIZE/LOCAL_RANK). Without any of them the
+ *  process is rank 0 of 1, launcher "none". Each output may be NULL: *rank, *nranks and *localRank (0 when
+ *  the launcher does not say) receive the numbers, and `launcher` (at most `len` bytes including the final
+ *  NUL) the launcher's name: "ompi", "pmi", "slurm", "torchrun" or "none". Starts nothing and joins
+ *  nothing; the ranks still need a common unique id, e.g. each calling myrGetUniqueId with MYRIAD_COMM_ID
+ *  set. A set but malformed value (not a number, rank not below size, one of rank and size missing) is
+ *  myrInvalidArgument, and myrGetLastError(NULL) names the variable; the outputs are then left unchanged. */
+myrResult_t myrLaunchInfo(int* rank, int* nranks, int* localRank, char* launcher, size_t len);
+
 /** Joins the communicator named by commId as `rank` of `nranks`; collective over all ranks. */
 myrResult_t myrCommInitRank(myrComm_t* comm, int nranks, myrUniqueId commId, int rank);
 

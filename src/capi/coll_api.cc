@@ -21,18 +21,34 @@ CollArgs args(CollKind kind, const void* sendbuff, void* recvbuff, size_t count,
   return a;
 }
 
-Status issue(myrComm_t comm, CollArgs a, myrStream_t stream) {
+// The caller's datatype and op, checked as the ints a C caller may pass before any CollArgs holds them: a
+// value outside an enum's range stored in (and loaded from) an enum-typed C++ object is undefined behaviour
+// (UBSan's -fsanitize=enum reports it). The messages are those of validateCollective.
+Status checkTypes(const Comm& c, int dtype, int op) {
+  if (!validDtype(dtype))
+    return invalidArgument("rank " + std::to_string(c.rank()) + ": unknown datatype " + std::to_string(dtype));
+  if (!validOp(op))
+    return invalidArgument("rank " + std::to_string(c.rank()) + ": unknown reduction op " + std::to_string(op));
+  return Status::ok();
+}
+
+// One collective call: the communicator, the types, then dispatch (which validates the rest).
+Status issue(myrComm_t comm, CollKind kind, const void* sendbuff, void* recvbuff, size_t count, int dtype, int op,
+             int root, myrStream_t stream) {
   MYR_ASSIGN_OR_RETURN(Comm * c, ready(comm));
+  MYR_TRY(checkTypes(*c, dtype, op));
+  CollArgs a =
+      args(kind, sendbuff, recvbuff, count, static_cast<myrDataType_t>(dtype), static_cast<myrRedOp_t>(op), root);
   return issueCollective(*c, std::move(a), stream ? &stream->host : nullptr);
 }
 
 Status allToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[], void* recvbuff,
-                 const size_t recvcounts[], const size_t rdispls[], myrDataType_t dtype, myrComm_t comm,
-                 myrStream_t stream) {
+                 const size_t recvcounts[], const size_t rdispls[], int dtype, myrComm_t comm, myrStream_t stream) {
   MYR_ASSIGN_OR_RETURN(Comm * c, ready(comm));
+  MYR_TRY(checkTypes(*c, dtype, myrSum));
   if (!sendcounts || !sdispls || !recvcounts || !rdispls)
     return invalidArgument("alltoallv: sendcounts, sdispls, recvcounts and rdispls must not be NULL");
-  CollArgs a = args(CollKind::kAllToAll, sendbuff, recvbuff, 0, dtype);
+  CollArgs a = args(CollKind::kAllToAll, sendbuff, recvbuff, 0, static_cast<myrDataType_t>(dtype));
   size_t n = static_cast<size_t>(c->nranks());
   a.sendCounts.assign(sendcounts, sendcounts + n);
   a.sendDispls.assign(sdispls, sdispls + n);
@@ -41,19 +57,19 @@ Status allToAllv(const void* sendbuff, const size_t sendcounts[], const size_t s
   return issueCollective(*c, std::move(a), stream ? &stream->host : nullptr);
 }
 
-Status pointToPoint(bool send, const void* buf, size_t count, myrDataType_t dtype, int peer, myrComm_t comm,
-                    myrStream_t stream) {
-  CollArgs a = args(CollKind::kSendRecv, send ? buf : nullptr, send ? nullptr : const_cast<void*>(buf), count, dtype);
-  size_t bytes = validDtype(dtype) ? count * dtypeSize(dtype) : 0;
-  a.p2p.push_back(P2pCall{send, peer, const_cast<void*>(buf), bytes});
-  return issue(comm, std::move(a), stream);
+Status pointToPoint(bool send, const void* buf, size_t count, int dtype, int peer, myrComm_t comm, myrStream_t stream) {
+  MYR_ASSIGN_OR_RETURN(Comm * c, ready(comm));
+  MYR_TRY(checkTypes(*c, dtype, myrSum));
+  const auto type = static_cast<myrDataType_t>(dtype);
+  CollArgs a = args(CollKind::kSendRecv, send ? buf : nullptr, send ? nullptr : const_cast<void*>(buf), count, type);
+  a.p2p.push_back(P2pCall{send, peer, const_cast<void*>(buf), count * dtypeSize(type)});
+  return issueCollective(*c, std::move(a), stream ? &stream->host : nullptr);
 }
 
 }  // namespace
 }  // namespace myriad::capi
 
 using myriad::CollKind;
-using myriad::capi::args;
 using myriad::capi::finish;
 using myriad::capi::issue;
 
@@ -78,38 +94,36 @@ myrResult_t myrStreamDestroy(myrStream_t stream) {
 
 myrResult_t myrAllReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrRedOp_t op,
                          myrComm_t comm, myrStream_t stream) {
-  return finish(comm, issue(comm, args(CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op), stream),
-                __func__);
+  return finish(comm, issue(comm, CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0, stream), __func__);
 }
 
 myrResult_t myrBroadcast(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
                          myrComm_t comm, myrStream_t stream) {
-  return finish(comm,
-                issue(comm, args(CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, myrSum, root), stream),
+  return finish(comm, issue(comm, CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, myrSum, root, stream),
                 __func__);
 }
 
 myrResult_t myrReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrRedOp_t op,
                       int root, myrComm_t comm, myrStream_t stream) {
-  return finish(comm, issue(comm, args(CollKind::kReduce, sendbuff, recvbuff, count, datatype, op, root), stream),
-                __func__);
+  return finish(comm, issue(comm, CollKind::kReduce, sendbuff, recvbuff, count, datatype, op, root, stream), __func__);
 }
 
 myrResult_t myrAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, myrDataType_t datatype, myrComm_t comm,
                          myrStream_t stream) {
-  return finish(comm, issue(comm, args(CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype), stream),
+  return finish(comm, issue(comm, CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype, myrSum, 0, stream),
                 __func__);
 }
 
 myrResult_t myrReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, myrDataType_t datatype,
                              myrRedOp_t op, myrComm_t comm, myrStream_t stream) {
-  return finish(comm, issue(comm, args(CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op), stream),
+  return finish(comm, issue(comm, CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0, stream),
                 __func__);
 }
 
 myrResult_t myrAllToAll(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrComm_t comm,
                         myrStream_t stream) {
-  return finish(comm, issue(comm, args(CollKind::kAllToAll, sendbuff, recvbuff, count, datatype), stream), __func__);
+  return finish(comm, issue(comm, CollKind::kAllToAll, sendbuff, recvbuff, count, datatype, myrSum, 0, stream),
+                __func__);
 }
 
 myrResult_t myrAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[], void* recvbuff,
@@ -123,13 +137,13 @@ myrResult_t myrAllToAllv(const void* sendbuff, const size_t sendcounts[], const 
 
 myrResult_t myrGather(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
                       myrComm_t comm, myrStream_t stream) {
-  return finish(comm, issue(comm, args(CollKind::kGather, sendbuff, recvbuff, count, datatype, myrSum, root), stream),
+  return finish(comm, issue(comm, CollKind::kGather, sendbuff, recvbuff, count, datatype, myrSum, root, stream),
                 __func__);
 }
 
 myrResult_t myrScatter(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
                        myrComm_t comm, myrStream_t stream) {
-  return finish(comm, issue(comm, args(CollKind::kScatter, sendbuff, recvbuff, count, datatype, myrSum, root), stream),
+  return finish(comm, issue(comm, CollKind::kScatter, sendbuff, recvbuff, count, datatype, myrSum, root, stream),
                 __func__);
 }
 
@@ -144,7 +158,7 @@ myrResult_t myrRecv(void* recvbuff, size_t count, myrDataType_t datatype, int pe
 }
 
 myrResult_t myrBarrier(myrComm_t comm, myrStream_t stream) {
-  return finish(comm, issue(comm, args(CollKind::kBarrier, nullptr, nullptr, 0, myrUint8), stream), __func__);
+  return finish(comm, issue(comm, CollKind::kBarrier, nullptr, nullptr, 0, myrUint8, myrSum, 0, stream), __func__);
 }
 
 myrResult_t myrGroupStart(void) {

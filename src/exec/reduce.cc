@@ -8,6 +8,14 @@
 
 #include "exec/float_formats.h"
 
+// The clones are chosen by an ifunc resolver that the dynamic loader runs while relocating, before the
+// ThreadSanitizer runtime has started; instrumented, it crashes there. A TSan build has the baseline only.
+#if defined(__SANITIZE_THREAD__)
+#define MYR_CLONES flatten
+#else
+#define MYR_CLONES target_clones("avx2", "default"), flatten
+#endif
+
 namespace myriad {
 namespace {
 
@@ -104,9 +112,8 @@ void divideNarrow(S* buf, size_t n, int d) {
 }  // namespace
 
 // flatten: the loops must be inlined into each clone, or they would be compiled for the baseline only.
-__attribute__((target_clones("avx2", "default"), flatten)) void reduce(void* dst, const void* a, const void* b,
-                                                                       size_t count, myrDataType_t dtype,
-                                                                       myrRedOp_t op) {
+__attribute__((MYR_CLONES)) void reduce(void* dst, const void* a, const void* b, size_t count, myrDataType_t dtype,
+                                        myrRedOp_t op) {
   switch (dtype) {
     case myrInt8: return plain<int8_t>(dst, a, b, count, op);
     case myrUint8: return plain<uint8_t>(dst, a, b, count, op);
@@ -125,8 +132,7 @@ __attribute__((target_clones("avx2", "default"), flatten)) void reduce(void* dst
 }
 
 // flatten: the loops must be inlined into each clone, or they would be compiled for the baseline only.
-__attribute__((target_clones("avx2", "default"), flatten)) void scaleAvg(void* buf, size_t count, myrDataType_t dtype,
-                                                                         int n) {
+__attribute__((MYR_CLONES)) void scaleAvg(void* buf, size_t count, myrDataType_t dtype, int n) {
   switch (dtype) {
     case myrInt8: return divideLoop(static_cast<int8_t*>(buf), count, n);
     case myrUint8: return divideLoop(static_cast<uint8_t*>(buf), count, n);

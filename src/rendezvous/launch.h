@@ -1,6 +1,7 @@
 // Which launcher started this process, and as which rank: Open MPI, PMI (MPICH, Intel MPI, srun --mpi),
 // Slurm, or torchrun. The launchers' own variables (OMPI_COMM_WORLD_*, PMI_*, SLURM_*, RANK, ...) are read
-// here and nowhere else; they are not MYRIAD_ variables, so they are not in the config table.
+// here and nowhere else; they are not MYRIAD_ variables, so they are not in the config table. The C API offers
+// this as myrLaunchInfo (src/capi/launch_api.cc), which the benchmarks use.
 #pragma once
 
 #include <string>

@@ -43,7 +43,14 @@ std::string caseName(const ::testing::TestParamInfo<Case>& info);
 // The algo name of cases that force nothing (runRankPairs with an empty MYRIAD_ALGO on both communicators).
 inline constexpr const char* kTunerCase = "tuner";
 
+// With MYRIAD_TEST_SHORT=1 (the sanitizer runs of scripts/test) a reduced but real list: flat ranks only those
+// of {1, 2, 3, 5, 8} in `flatRanks`, flat algorithms across hosts on 3+2 interleaved only, *.hier ones on 4
+// layouts (2+2, 3+1, 2+2+2 blocked; 3+2 interleaved), the 1 KiB chunk case, and tuner cases on 3 ranks and on
+// 3+3 interleaved.
 std::vector<Case> casesFor(CollKind kind, const std::vector<int>& flatRanks = {1, 2, 3, 4, 5, 6, 7, 8, 16});
+
+// MYRIAD_TEST_SHORT=1: fewer cases (casesFor) and combinations (makeCombos), for the sanitizer builds.
+bool shortRun();
 
 // MYRIAD_TEST_SEED when set, else random; the same for the whole process.
 uint64_t testSeed();
@@ -89,6 +96,8 @@ struct ComboOptions {
 };
 // Every dtype (x every op) at counts {0, 1, n-1, 13, 1009}; at 65537 one seeded random dtype (and op); at
 // `large` float32 (sum) and two seeded random dtypes (and ops). Duplicate counts (n-1 in {0, 1}) drop out.
+// shortRun(): every dtype at counts {0, n-1, 13, 1009}, every op only at 13 (elsewhere one op per dtype, in
+// turn); at 65537 one seeded random dtype (and op) and float32 (sum); nothing larger.
 std::vector<Combo> makeCombos(int n, uint64_t seed, const ComboOptions& options);
 // "count 13 float sum root 2 (salt 77)" for messages.
 std::string describe(const Combo& c, bool reduces, bool rooted);

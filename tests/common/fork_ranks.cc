@@ -1,6 +1,7 @@
 // forkRanks: one pipe per child carries its report lines; the parent polls the pipes and reaps children
-// with WNOHANG until all have ended or the deadline passes. Output is flushed before fork so that buffered
-// gtest text is not printed once per child; children ask for SIGKILL if the parent dies first.
+// with WNOHANG until all have ended or the deadline passes. The children start together, once all are
+// forked. Output is flushed before fork so that buffered gtest text is not printed once per child; children
+// ask for SIGKILL if the parent dies first.
 #include "tests/common/fork_ranks.h"
 
 #include <fcntl.h>
@@ -28,9 +29,16 @@ double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-[[noreturn]] void runChild(int rank, int reportFd, pid_t parent, const RankFn& fn, const myrUniqueId& id) {
+[[noreturn]] void runChild(int rank, int reportFd, int goFd, pid_t parent, const RankFn& fn, const myrUniqueId& id) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(98);  // the parent died between fork and prctl
+  // Wait until every sibling is forked (the parent closes the write end): until then no rank talks to the
+  // parent's rendezvous thread, so no fork happens while that thread holds a lock that the child would
+  // inherit locked for ever (ASan's allocator lock is one: a child's first malloc would hang).
+  char go = 0;
+  while (read(goFd, &go, 1) < 0 && errno == EINTR) {
+  }
+  close(goFd);
   gReportFd = reportFd;
   gChildRank = rank;
   int code = 1;
@@ -73,6 +81,39 @@ void recordStatus(RankOutcome& r, int status, Clock::time_point t0) {
     r.termSignal = WTERMSIG(status);
   }
 }
+
+// Sanitizer builds: the rendezvous is hosted by a holder child, not by the gtest process, so that the
+// parent has no thread when it forks the ranks. A fork copies a lock that another thread holds at that
+// moment as held for ever; ASan's allocator (GCC 12's runtime does not take its locks around fork) and
+// TSan (which by default kills a child of a multi-threaded parent once it starts a thread) both need a
+// single-threaded parent. Elsewhere the parent hosts it, and its log configuration (MYRIAD_DEBUG_FILE with
+// the parent's pid) is what the ranks inherit.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kIdFromHolder = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kIdFromHolder = true;
+#else
+constexpr bool kIdFromHolder = false;
+#endif
+#else
+constexpr bool kIdFromHolder = false;
+#endif
+
+bool readAll(int fd, void* buf, size_t bytes) {
+  size_t done = 0;
+  while (done < bytes) {
+    const ssize_t got = read(fd, static_cast<char*>(buf) + done, bytes - done);
+    if (got > 0) {
+      done += static_cast<size_t>(got);
+    } else if (got == 0 || errno != EINTR) {
+      return false;
+    }
+  }
+  return true;
+}
+
+ForkOutcome forkRanksWithHolder(int n, const RankFn& fn, std::chrono::milliseconds deadline, uint64_t seed);
 
 }  // namespace
 
@@ -122,6 +163,11 @@ ForkOutcome forkRanksWithId(int n, const myrUniqueId& id, const RankFn& fn, std:
   std::fflush(nullptr);
   const pid_t parent = getpid();
   const Clock::time_point t0 = Clock::now();
+  int goFds[2];  // the children start when the parent closes goFds[1], once all are forked
+  if (pipe2(goFds, O_CLOEXEC) != 0) {
+    out.setupError = std::string("pipe2: ") + std::strerror(errno);
+    return out;
+  }
   for (int r = 0; r < n; ++r) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -131,10 +177,11 @@ ForkOutcome forkRanksWithId(int n, const myrUniqueId& id, const RankFn& fn, std:
     const pid_t pid = fork();
     if (pid == 0) {
       close(fds[0]);
+      close(goFds[1]);
       for (int fd : readFds) {
         if (fd >= 0) close(fd);
       }
-      runChild(r, fds[1], parent, fn, id);
+      runChild(r, fds[1], goFds[0], parent, fn, id);
     }
     close(fds[1]);
     if (pid < 0) {
@@ -152,6 +199,8 @@ ForkOutcome forkRanksWithId(int n, const myrUniqueId& id, const RankFn& fn, std:
       if (r.pid > 0) kill(r.pid, SIGKILL);
     }
   }
+  close(goFds[1]);
+  close(goFds[0]);
 
   const Clock::time_point end = t0 + deadline;
   size_t running = 0;
@@ -199,6 +248,7 @@ ForkOutcome forkRanksWithId(int n, const myrUniqueId& id, const RankFn& fn, std:
 ForkOutcome forkRanks(int n, const RankFn& fn, std::chrono::milliseconds deadline, uint64_t seed) {
   myrUniqueId id;
   std::memset(&id, 0, sizeof(id));
+  if (kIdFromHolder) return forkRanksWithHolder(n, fn, deadline, seed);
   const myrResult_t res = myrGetUniqueId(&id);
   if (res != myrSuccess) {
     ForkOutcome out;
@@ -208,6 +258,60 @@ ForkOutcome forkRanks(int n, const RankFn& fn, std::chrono::milliseconds deadlin
   }
   return forkRanksWithId(n, id, fn, deadline, seed);
 }
+
+namespace {
+
+// The holder calls myrGetUniqueId, hands the result and the id over a pipe and then only serves the
+// rendezvous (its thread) until it is killed, after the ranks have ended.
+ForkOutcome forkRanksWithHolder(int n, const RankFn& fn, std::chrono::milliseconds deadline, uint64_t seed) {
+  ForkOutcome out;
+  out.seed = seed;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    out.setupError = std::string("pipe2: ") + std::strerror(errno);
+    return out;
+  }
+  std::fflush(nullptr);
+  const pid_t parent = getpid();
+  const pid_t holder = fork();
+  if (holder == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(98);
+    close(fds[0]);
+    myrUniqueId id;
+    std::memset(&id, 0, sizeof(id));
+    const myrResult_t res = myrGetUniqueId(&id);
+    if (write(fds[1], &res, sizeof(res)) != static_cast<ssize_t>(sizeof(res)) ||
+        write(fds[1], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id)))
+      _exit(1);
+    close(fds[1]);
+    for (;;) pause();
+  }
+  close(fds[1]);
+  if (holder < 0) {
+    close(fds[0]);
+    out.setupError = std::string("fork of the rendezvous holder: ") + std::strerror(errno);
+    return out;
+  }
+  myrResult_t res = myrInternalError;
+  myrUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  const bool got = readAll(fds[0], &res, sizeof(res)) && readAll(fds[0], &id, sizeof(id));
+  close(fds[0]);
+  if (!got || res != myrSuccess) {
+    out.setupError = std::string("myrGetUniqueId in the rendezvous holder failed: ") +
+                     (got ? myrGetErrorString(res) : "it ended without an id");
+  } else {
+    out = forkRanksWithId(n, id, fn, deadline, seed);
+  }
+  kill(holder, SIGKILL);
+  int status = 0;
+  while (waitpid(holder, &status, 0) < 0 && errno == EINTR) {
+  }
+  return out;
+}
+
+}  // namespace
 
 ForkOutcome forkRanksWithoutId(int n, const RankFn& fn, std::chrono::milliseconds deadline, uint64_t seed) {
   myrUniqueId none;

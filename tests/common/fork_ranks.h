@@ -1,7 +1,9 @@
 // forkRanks: runs n ranks as forked child processes of a test, for tests over real processes and transports.
 // The parent (the gtest process) calls myrGetUniqueId, so it hosts the rendezvous while the children run
-// (forkRanksWithoutId: it does not); children report through a pipe and always leave by _exit(), never
-// returning into gtest; the parent reaps them all by a deadline, SIGKILLing whoever is still running then.
+// (forkRanksWithoutId: it does not; in ASan and TSan builds a holder child hosts it, so that the parent forks
+// without threads); children report through a pipe and always leave by _exit(), never returning into gtest;
+// they start together once all are forked; the parent reaps them all by a deadline, SIGKILLing whoever is
+// still running then.
 #pragma once
 
 #include <sys/types.h>

@@ -25,17 +25,17 @@ struct BadCall {
   const char* what;
   bool nullSend;
   bool nullRecv;
-  myrDataType_t type;
-  myrRedOp_t op;
+  int type;  // ints, as a C caller may pass them: 99 in an enum-typed object would be undefined behaviour
+  int op;
   const char* words[3];  // the message must contain one of them (unused slots: nullptr)
 };
 
 const BadCall kBadCalls[] = {
     {"null sendbuff", true, false, myrFloat32, myrSum, {"sendbuff", "send"}},
     {"null recvbuff", false, true, myrFloat32, myrSum, {"recvbuff", "recv"}},
-    {"datatype 99", false, false, static_cast<myrDataType_t>(99), myrSum, {"datatype", "dtype", "type"}},
+    {"datatype 99", false, false, 99, myrSum, {"datatype", "dtype", "type"}},
     {"datatype myrNumTypes", false, false, myrNumTypes, myrSum, {"datatype", "dtype", "type"}},
-    {"op 99", false, false, myrFloat32, static_cast<myrRedOp_t>(99), {"op"}},
+    {"op 99", false, false, myrFloat32, 99, {"op"}},
     {"op myrNumOps", false, false, myrFloat32, myrNumOps, {"op"}},
 };
 
@@ -51,8 +51,9 @@ std::string anyOf(const char* const (&words)[3]) {
 int checkBadCall(myrComm_t comm, myrStream_t stream, int rank, int nranks, const BadCall& bad, uint64_t salt) {
   std::vector<float> send(kCount, 1.0f);
   std::vector<unsigned char> recv(kCount * sizeof(float), kPoison);
-  const myrResult_t res = myrAllReduce(bad.nullSend ? nullptr : send.data(), bad.nullRecv ? nullptr : recv.data(),
-                                       kCount, bad.type, bad.op, comm, stream);
+  const myrResult_t res =
+      myrAllReduce(bad.nullSend ? nullptr : send.data(), bad.nullRecv ? nullptr : recv.data(), kCount,
+                   static_cast<myrDataType_t>(bad.type), static_cast<myrRedOp_t>(bad.op), comm, stream);
   const char* lastText = myrGetLastError(comm);
   const std::string last = lastText != nullptr ? lastText : "";
   MYR_CHILD_CHECK(res == myrInvalidArgument, std::string(bad.what) + ": " + resultText("myrAllReduce", res, comm));

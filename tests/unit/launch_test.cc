@@ -117,6 +117,34 @@ TEST_F(Launch, MalformedValuesNameTheVariable) {
   }
 }
 
+// The C API over detectLauncher: the same numbers, the name truncated to the buffer, NULL outputs skipped,
+// and a malformed environment as myrInvalidArgument whose text names the variable.
+TEST_F(Launch, PublicLaunchInfo) {
+  int rank = -1, nranks = -1, localRank = -1;
+  char kind[16] = "x";
+  ASSERT_EQ(myrLaunchInfo(&rank, &nranks, &localRank, kind, sizeof(kind)), myrSuccess);
+  EXPECT_EQ(rank, 0);
+  EXPECT_EQ(nranks, 1);
+  EXPECT_EQ(localRank, 0);
+  EXPECT_STREQ(kind, "none");
+  set("SLURM_PROCID", "5"), set("SLURM_NTASKS", "6"), set("SLURM_LOCALID", "2");
+  ASSERT_EQ(myrLaunchInfo(&rank, &nranks, &localRank, kind, sizeof(kind)), myrSuccess);
+  EXPECT_EQ(rank, 5);
+  EXPECT_EQ(nranks, 6);
+  EXPECT_EQ(localRank, 2);
+  EXPECT_STREQ(kind, "slurm");
+  char small[4] = "abc";
+  ASSERT_EQ(myrLaunchInfo(nullptr, nullptr, nullptr, small, sizeof(small)), myrSuccess);
+  EXPECT_STREQ(small, "slu");
+  ASSERT_EQ(myrLaunchInfo(nullptr, nullptr, nullptr, small, 0), myrSuccess);  // len 0: nothing written
+  EXPECT_STREQ(small, "slu");
+  set("SLURM_PROCID", "6");
+  rank = -1;
+  EXPECT_EQ(myrLaunchInfo(&rank, nullptr, nullptr, nullptr, 0), myrInvalidArgument);
+  EXPECT_EQ(rank, -1);
+  EXPECT_NE(std::string(myrGetLastError(nullptr)).find("SLURM_PROCID"), std::string::npos) << myrGetLastError(nullptr);
+}
+
 using CommIdEnv = LaunchEnv;
 
 myrUniqueId getId() {
