@@ -81,9 +81,15 @@ TEST(PlanDump, ErrorsSayWhatIsWrong) {
   EXPECT_NE(planError({"--plan", "allreduce.ring", "--nranks", "4", "--hosts", "2+1", "--count", "1"}).find("3 ranks"),
             std::string::npos);
   EXPECT_NE(planError({"--plan", "tuner", "--nranks", "2", "--count", "1"}).find("--coll"), std::string::npos);
-  // allreduce.hier needs every host to have as many ranks.
-  EXPECT_NE(planError({"--plan", "allreduce.hier", "--hosts", "2+1", "--count", "8"}).find("cannot run"),
-            std::string::npos);
+}
+
+// The hierarchical algorithms plan on uneven hosts: 2+1, rank 2 (alone on its host) serves both lanes, so
+// it sits on two rails and talks only to ranks 0 and 1, the members of those rails.
+TEST(PlanDump, HierarchicalOnUnevenHosts) {
+  std::string out = plan({"--plan", "allreduce.hier", "--hosts", "2+1", "--count", "8", "--rank", "2"});
+  EXPECT_NE(out.find("allreduce.hier:"), std::string::npos) << out;
+  EXPECT_NE(out.find(" to 0 "), std::string::npos) << out;
+  EXPECT_NE(out.find(" to 1 "), std::string::npos) << out;
 }
 
 }  // namespace
