@@ -70,13 +70,10 @@ class Comm {
   // whatever else each talks to (point-to-point calls included); a mismatch names the peer.
   uint32_t nextSendTag(int peer) { return sendTags_[static_cast<size_t>(peer)]++; }
   uint32_t nextRecvTag(int peer) { return recvTags_[static_cast<size_t>(peer)]++; }
-  // Ranks grouped by host (in rank order within each host, hosts ordered by their lowest rank).
-  const std::vector<std::vector<int>>& hosts() const { return view_.hosts(); }
-  int hostOf(int rank) const { return view_.hostOf(rank); }
-  int localIndex(int rank) const { return view_.localIndex(rank); }
   // This rank's machine: detected once per process, or MYRIAD_TOPO_FILE completed by detection.
   const Topology& topology() const { return topology_; }
-  // What planners may read: rank, host layout, topology, chunk size.
+  // What planners may read: rank, host layout (ranks grouped by host, in rank order within each host,
+  // hosts ordered by their lowest rank), topology, chunk size.
   const CommView& view() const { return view_; }
   // The multipath telemetry of every network transport, as myrDebugNetPaths prints it.
   std::string netTelemetry() const;
