@@ -61,8 +61,13 @@ typedef enum { myrSum = 0, myrProd = 1, myrMax = 2, myrMin = 3, myrAvg = 4, myrN
 /** Opaque handle of a communicator. */
 typedef struct myrComm* myrComm_t;
 
-/** Opaque handle of a stream. NULL: the call blocks until its result is in the receive buffer.
- *  A host stream from myrStreamCreate runs calls asynchronously, in the order they were issued. */
+/** Opaque handle of a stream.
+ *  - Host buffers: NULL, the call blocks until its result is in the receive buffer; a host stream from
+ *    myrStreamCreate runs calls asynchronously, in the order they were issued.
+ *  - Device buffers (CUDA memory, as NCCL takes them): the caller's `cudaStream_t`, cast to myrStream_t (NULL
+ *    is CUDA's default stream). The call only enqueues: it runs after what the stream already holds, and what
+ *    is enqueued on the stream after it waits for it. Errors met while it runs stop the communicator
+ *    (myrCommGetAsyncError). One call takes host or device buffers, never both. */
 typedef struct myrStream* myrStream_t;
 
 #define MYR_UNIQUE_ID_BYTES 128
@@ -156,6 +161,14 @@ const char* myrGetLastError(myrComm_t comm);
  *  throughput, latency p50/p99, re-paths; see docs/design/multipath.md), as of their last control round.
  *  Writes at most *len bytes including the final NUL and sets *len to the size the whole text needs. */
 myrResult_t myrDebugNetPaths(myrComm_t comm, char* buf, size_t* len);
+
+/** Device memory for collectives: `size` bytes on the process's device (CUDA: a cuMem allocation other
+ *  processes of the host can map, or cudaMalloc memory where the driver lacks VMM), like ncclMemAlloc. Any
+ *  device memory works as a buffer; this is what Myriad shares most cheaply. Fails with a message saying why
+ *  where there is no device (a machine without a GPU or driver). */
+myrResult_t myrMemAlloc(void** ptr, size_t size);
+/** Frees memory of myrMemAlloc (NULL is a no-op). No call using it may still be enqueued. */
+myrResult_t myrMemFree(void* ptr);
 
 /** Host streams: an ordered, asynchronous queue of calls on host memory. */
 myrResult_t myrStreamCreate(myrStream_t* stream);

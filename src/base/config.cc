@@ -25,6 +25,10 @@ constexpr EnvVarSpec kEnv[] = {
      "where the kernel permits it). fifo measured fastest on small-core machines; see docs/design/shm.md."},
     {"MYRIAD_SHM_SLOT_BYTES", "size", "65536", "Bytes of one slot of a shared-memory FIFO (a multiple of 64)."},
     {"MYRIAD_SHM_SLOTS", "int", "8", "Slots per shared-memory FIFO (one FIFO per connected rank pair)."},
+    {"MYRIAD_DEVICE_SLOT_BYTES", "size", "4194304",
+     "Device memory: bytes of one inbox slot (a multiple of 256); a message to a peer of the host moves in "
+     "pieces of at most this size."},
+    {"MYRIAD_DEVICE_SLOTS", "int", "4", "Device memory: inbox slots per rank pair and direction."},
     {"MYRIAD_SOCKET_IFNAME", "string", "",
      "Network interface (or address prefix) for tcp and the rendezvous; default: the first non-loopback "
      "interface that is up, else loopback."},
@@ -182,6 +186,11 @@ Result<Config> Config::fromEnv() {
   MYR_TRY(readEnum("MYRIAD_SHM_MODE", &c.shmMode));
   MYR_TRY(readSize("MYRIAD_SHM_SLOT_BYTES", &c.shmSlotBytes));
   MYR_TRY(readInt("MYRIAD_SHM_SLOTS", 2, 1024, &c.shmSlots));
+  MYR_TRY(readSize("MYRIAD_DEVICE_SLOT_BYTES", &c.deviceSlotBytes));
+  MYR_TRY(readInt("MYRIAD_DEVICE_SLOTS", 1, 1024, &c.deviceSlots));
+  // Whole 16-byte vectors of every type in each slot: a reduction out of a slot needs whole elements.
+  if (c.deviceSlotBytes < 256 || c.deviceSlotBytes > (size_t{1} << 30) || c.deviceSlotBytes % 256 != 0)
+    return invalidArgument("MYRIAD_DEVICE_SLOT_BYTES must be a multiple of 256 between 256 and 1G");
   // A multiple of 64: every slot then holds whole elements of any type, which receives combined on
   // arrival rely on (transports/shm).
   if (c.shmSlotBytes < 4096 || c.shmSlotBytes > (size_t{1} << 30) || c.shmSlotBytes % 64 != 0)

@@ -37,6 +37,8 @@ struct Config {
   std::string shmMode = "fifo";
   size_t shmSlotBytes = 64 << 10;
   int shmSlots = 8;
+  size_t deviceSlotBytes = 4 << 20;
+  int deviceSlots = 4;
   std::string socketIfname;
   size_t socketBufferBytes = 4 << 20;
   // RDMA (transports/rdma)

@@ -1,5 +1,8 @@
 // C API: host streams, collectives, point-to-point calls and groups. Each function converts its arguments
 // into CollArgs, issues them (dispatch/collectives.h) and records the result through finish().
+#include <mutex>
+#include <unordered_set>
+
 #include "capi/handles.h"
 #include "dispatch/collectives.h"
 #include "dispatch/group.h"
@@ -7,6 +10,22 @@
 
 namespace myriad::capi {
 namespace {
+
+// The host streams that exist: any other non-null myrStream_t is the caller's device stream (a cudaStream_t),
+// which only a call on device memory may take.
+std::mutex gStreamsMu;
+std::unordered_set<const myrStream*> gHostStreams;
+
+bool isHostStream(const myrStream* s) {
+  std::lock_guard<std::mutex> lock(gStreamsMu);
+  return gHostStreams.count(s) != 0;
+}
+
+CallStream callStream(myrStream_t s) {
+  if (!s) return {};
+  if (isHostStream(s)) return {&s->host, nullptr};
+  return {nullptr, s};
+}
 
 CollArgs args(CollKind kind, const void* sendbuff, void* recvbuff, size_t count, myrDataType_t dtype,
               myrRedOp_t op = myrSum, int root = 0) {
@@ -39,7 +58,7 @@ Status issue(myrComm_t comm, CollKind kind, const void* sendbuff, void* recvbuff
   MYR_TRY(checkTypes(*c, dtype, op));
   CollArgs a =
       args(kind, sendbuff, recvbuff, count, static_cast<myrDataType_t>(dtype), static_cast<myrRedOp_t>(op), root);
-  return issueCollective(*c, std::move(a), stream ? &stream->host : nullptr);
+  return issueCollective(*c, std::move(a), callStream(stream));
 }
 
 Status allToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[], void* recvbuff,
@@ -54,7 +73,7 @@ Status allToAllv(const void* sendbuff, const size_t sendcounts[], const size_t s
   a.sendDispls.assign(sdispls, sdispls + n);
   a.recvCounts.assign(recvcounts, recvcounts + n);
   a.recvDispls.assign(rdispls, rdispls + n);
-  return issueCollective(*c, std::move(a), stream ? &stream->host : nullptr);
+  return issueCollective(*c, std::move(a), callStream(stream));
 }
 
 Status pointToPoint(bool send, const void* buf, size_t count, int dtype, int peer, myrComm_t comm, myrStream_t stream) {
@@ -63,7 +82,7 @@ Status pointToPoint(bool send, const void* buf, size_t count, int dtype, int pee
   const auto type = static_cast<myrDataType_t>(dtype);
   CollArgs a = args(CollKind::kSendRecv, send ? buf : nullptr, send ? nullptr : const_cast<void*>(buf), count, type);
   a.p2p.push_back(P2pCall{send, peer, const_cast<void*>(buf), count * dtypeSize(type)});
-  return issueCollective(*c, std::move(a), stream ? &stream->host : nullptr);
+  return issueCollective(*c, std::move(a), callStream(stream));
 }
 
 }  // namespace
@@ -78,16 +97,26 @@ extern "C" {
 myrResult_t myrStreamCreate(myrStream_t* stream) {
   if (!stream) return finish(nullptr, myriad::invalidArgument("stream is NULL"), __func__);
   *stream = new myrStream();
+  std::lock_guard<std::mutex> lock(myriad::capi::gStreamsMu);
+  myriad::capi::gHostStreams.insert(*stream);
   return myrSuccess;
 }
 
 myrResult_t myrStreamSynchronize(myrStream_t stream) {
   if (!stream) return finish(nullptr, myriad::invalidArgument("stream is NULL"), __func__);
+  if (!myriad::capi::isHostStream(stream))
+    return finish(nullptr, myriad::invalidArgument("not a host stream of myrStreamCreate (a device stream?)"), __func__);
   return finish(nullptr, stream->host.synchronize(), __func__);
 }
 
 myrResult_t myrStreamDestroy(myrStream_t stream) {
   if (!stream) return finish(nullptr, myriad::invalidArgument("stream is NULL"), __func__);
+  {
+    std::lock_guard<std::mutex> lock(myriad::capi::gStreamsMu);
+    if (!myriad::capi::gHostStreams.erase(stream))
+      return finish(nullptr, myriad::invalidArgument("not a host stream of myrStreamCreate (destroyed twice?)"),
+                    __func__);
+  }
   delete stream;  // runs what is queued, then stops the worker
   return myrSuccess;
 }

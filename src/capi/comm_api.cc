@@ -7,6 +7,7 @@
 #include "rendezvous/comm_id.h"
 #include "rendezvous/tcp_store.h"
 #include "rendezvous/unique_id.h"
+#include "transports/cuda_ipc/ipc_channel.h"
 #include "transports/factory.h"
 
 namespace myriad::capi {
@@ -31,6 +32,7 @@ Status runInit(myrComm* c, const Secret& secret, const std::string& tag, std::sh
   setup.config = config;
   setup.cancel = &c->cancelInit;
   setup.openTransports = openTransports;
+  setup.deviceChannels = ipcChannelOpener;
   auto comm = Comm::create(std::move(setup));
   if (!comm.isOk()) return comm.takeStatus();
   c->impl = comm.take();
@@ -132,7 +134,7 @@ Status destroy(myrComm_t comm, bool abort) {
   if (!comm) return invalidArgument("comm is NULL");
   if (abort) {
     comm->cancelInit = true;
-    if (comm->impl) comm->impl->errors().abort();
+    if (comm->impl) comm->impl->abort();
   }
   if (comm->initThread.joinable()) comm->initThread.join();
   delete comm;  // ~Comm waits for calls still queued on streams; after an abort they fail at once

@@ -38,7 +38,7 @@ Status commSplit(myrComm_t comm, int color, int key, myrComm_t* newcomm, myrConf
   gather.recvbuff = all.data();
   gather.count = 2;
   gather.dtype = myrInt32;
-  MYR_TRY(issueCollective(*parent, std::move(gather), nullptr).addContext("myrCommSplit"));
+  MYR_TRY(issueCollective(*parent, std::move(gather), CallStream{}).addContext("myrCommSplit"));
   int split = parent->nextSplit();
   if (color == MYR_SPLIT_NOCOLOR) return Status::ok();
 

@@ -31,6 +31,7 @@ Result<std::unique_ptr<Comm>> Comm::create(CommSetup setup) {
   c->store_ = setup.store;
   c->commTag_ = setup.commTag;
   c->secret_ = setup.secret;
+  c->deviceChannels_ = setup.deviceChannels;
   configureLogging(c->config_);
   MYR_TRY(c->bootstrap(setup).addContext("rank " + std::to_string(setup.rank) + " of " + std::to_string(setup.nranks) +
                                          ": init"));
@@ -131,6 +132,8 @@ void Comm::findStoreOwner() {
 
 Comm::~Comm() {
   waitIdle();
+  if (errors_.aborted() && device_) device_->releaseWaits();
+  device_.reset();  // waits for what is enqueued on the device
   if (!errors_.aborted()) {
     auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeoutMs);
     for (Connection* c : open_) c->drain(deadline);
@@ -226,6 +229,24 @@ Status Comm::deregisterBuffer(uint64_t handle) {
                            " is not a registration of this communicator (deregistered twice, or from another one?)");
   unpinEverywhere(handle);
   return Status::ok();
+}
+
+void Comm::abort() {
+  errors_.abort();
+  std::lock_guard<std::mutex> lock(deviceMu_);
+  if (device_) device_->releaseWaits();
+}
+
+Result<DeviceComm*> Comm::deviceComm(Device& device) {
+  std::lock_guard<std::mutex> lock(deviceMu_);
+  if (device_) {
+    if (&device_->device() != &device) return internalError("the communicator's device changed");
+    return device_.get();
+  }
+  if (!deviceChannels_)
+    return invalidUsage("rank " + std::to_string(rank_) + ": this communicator cannot reach peers from device memory");
+  device_ = std::make_unique<DeviceComm>(device, rank_, nranks_, deviceChannels_(*this));
+  return device_.get();
 }
 
 void Comm::addPending(int delta) {

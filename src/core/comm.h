@@ -16,6 +16,7 @@
 
 #include "base/config.h"
 #include "base/cpu_waiters.h"
+#include "core/device_comm.h"
 #include "core/error_state.h"
 #include "core/transport.h"
 #include "plan/comm_view.h"
@@ -35,6 +36,8 @@ struct CommSetup {
   Config config;
   const std::atomic<bool>* cancel = nullptr;  // aborts a rendezvous in progress
   TransportFactory openTransports;            // this rank's transports, in order of preference
+  // The channels to peers for calls on device memory (transports/cuda_ipc); unset: none.
+  std::function<DeviceChannelOpener(class Comm&)> deviceChannels;
 };
 
 class Comm {
@@ -95,6 +98,11 @@ class Comm {
 
   // Ok, or the error that stopped this communicator (its first error, or "aborted").
   Status usable() const;
+  // Stops every call: waits on the host fail at once, waits on the device are released.
+  void abort();
+
+  // The resources of calls on device memory, created at the first one (on `device`, the process's device).
+  Result<DeviceComm*> deviceComm(Device& device);
 
   // Serialises calls: the executing thread holds this while a task runs.
   std::mutex& execMutex() { return execMutex_; }
@@ -125,6 +133,9 @@ class Comm {
   std::vector<std::unique_ptr<Transport>> transports_;  // in order of preference
   std::vector<WakeHook*> wakeHooks_;
   std::vector<std::unique_ptr<Connection>> conns_;  // by rank, opened lazily
+  std::function<DeviceChannelOpener(Comm&)> deviceChannels_;
+  std::unique_ptr<DeviceComm> device_;  // created at the first call on device memory
+  std::mutex deviceMu_;                  // device_ against abort() from another thread
   std::vector<Connection*> open_;                   // the opened ones, for liveness checks
   std::string storeOwner_;                          // who hosts the tcp store, for messages
   bool oversubscribed_ = false;  // more ranks on this host than cores: sleep at once instead of spinning

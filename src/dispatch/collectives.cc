@@ -8,6 +8,8 @@
 #include "dispatch/group.h"
 #include "dispatch/registry.h"
 #include "dispatch/select.h"
+#include "device/device.h"
+#include "exec/device_executor.h"
 #include "exec/host_executor.h"
 #include "plan/dtype.h"
 
@@ -153,8 +155,70 @@ Status validateCollective(const CollArgs& a, const Comm& comm) {
   return internalError("unknown collective kind");
 }
 
-Status issueNow(Comm& comm, CollArgs args, const Algorithm* algo, HostStream* stream) {
+namespace {
+
+std::string bufferKinds(const CollArgs& a, const Device& dev) {
+  std::string out;
+  auto add = [&](const char* name, const void* p) {
+    if (!p) return;
+    out += out.empty() ? "" : ", ";
+    out += std::string(name) + (dev.isDeviceMemory(p) ? " is device memory" : " is host memory");
+  };
+  add("sendbuff", a.sendbuff);
+  add("recvbuff", a.recvbuff);
+  for (const P2pCall& c : a.p2p) add(c.send ? "a send buffer" : "a receive buffer", c.buf);
+  return out;
+}
+
+}  // namespace
+
+Result<Device*> callDevice(const CollArgs& args, const Comm& comm, const CallStream& stream) {
+  const std::string me = "rank " + std::to_string(comm.rank()) + ": ";
+  size_t onDevice = 0, total = 0;
+  Result<Device*> dev = processDevice();
+  auto count = [&](const void* p) {
+    if (!p) return;
+    ++total;
+    if (dev.isOk() && dev.value()->isDeviceMemory(p)) ++onDevice;
+  };
+  count(args.sendbuff);
+  count(args.recvbuff);
+  for (const P2pCall& c : args.p2p) count(c.buf);
+  if (stream.host) {
+    if (onDevice)
+      return invalidArgument(me + "device buffers on a host stream (myrStreamCreate): pass the device's stream "
+                                  "(a cudaStream_t) instead");
+    return nullptr;
+  }
+  if (onDevice == 0 && total > 0) {
+    if (stream.device)
+      return invalidArgument(me + "the stream is not a host stream (myrStreamCreate), and the buffers are host "
+                                  "memory: host buffers take a host stream or NULL");
+    return nullptr;
+  }
+  if (onDevice == 0 && !stream.device) return nullptr;  // no buffers (barrier, empty calls): host, unless a
+                                                        // device stream orders it
+  if (!dev.isOk())
+    return invalidArgument(me + "the stream is not a host stream (myrStreamCreate), and there is no device: " +
+                           dev.status().message());
+  if (onDevice != total)
+    return invalidArgument(me + "one call takes host or device buffers, not both: " + bufferKinds(args, *dev.value()));
+  return dev.value();
+}
+
+Status issueNow(Comm& comm, CollArgs args, const Algorithm* algo, CallStream stream) {
   MYR_TRY(comm.usable());
+  MYR_ASSIGN_OR_RETURN(Device * device, callDevice(args, comm, stream));
+  if (device) {
+    MYR_ASSIGN_OR_RETURN(DeviceComm * dc, comm.deviceComm(*device));
+    std::lock_guard<std::mutex> lock(comm.execMutex());
+    MYR_TRY(comm.usable());
+    auto schedule = algo->plan(args, comm.view());
+    if (!schedule.isOk()) return comm.fail(schedule.takeStatus().addContext(algo->name()));
+    return DeviceExecutor(comm, *dc, static_cast<DeviceStream*>(stream.device))
+        .execute(schedule.take(), args)
+        .addContext(algo->name());
+  }
   auto execute = [&comm, algo](const CollArgs& a) -> Status {
     std::lock_guard<std::mutex> lock(comm.execMutex());
     MYR_TRY(comm.usable());
@@ -165,9 +229,9 @@ Status issueNow(Comm& comm, CollArgs args, const Algorithm* algo, HostStream* st
     if (!schedule.isOk()) return comm.fail(schedule.takeStatus().addContext(algo->name()));
     return HostExecutor(comm).execute(schedule.take(), a).addContext(algo->name());
   };
-  if (!stream) return execute(args);
+  if (!stream.host) return execute(args);
   comm.addPending(1);
-  stream->enqueue([&comm, execute, args = std::move(args)] {
+  stream.host->enqueue([&comm, execute, args = std::move(args)] {
     Status s = execute(args);
     comm.addPending(-1);
     return s;
@@ -175,9 +239,10 @@ Status issueNow(Comm& comm, CollArgs args, const Algorithm* algo, HostStream* st
   return Status::ok();
 }
 
-Status issueCollective(Comm& comm, CollArgs args, HostStream* stream) {
+Status issueCollective(Comm& comm, CollArgs args, CallStream stream) {
   MYR_TRY(validateCollective(args, comm));
   MYR_TRY(comm.usable());
+  MYR_TRY(callDevice(args, comm, stream).status());
   if (groupActive()) return groupAdd(comm, std::move(args), stream);
   MYR_ASSIGN_OR_RETURN(const Algorithm* algo, selectAlgorithm(args, comm.view(), comm.config().algo));
   return issueNow(comm, std::move(args), algo, stream);

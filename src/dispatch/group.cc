@@ -13,14 +13,14 @@ namespace {
 struct Queued {
   CollArgs args;
   const Algorithm* algo;
-  HostStream* stream;
+  CallStream stream;
 };
 
 struct CommBatch {
   Comm* comm;
   std::vector<Queued> collectives;
   CollArgs p2p;  // every send and receive of the group on this communicator
-  HostStream* p2pStream = nullptr;
+  CallStream p2pStream;
   bool hasP2p = false;
 };
 
@@ -34,7 +34,7 @@ thread_local GroupState tGroup;
 CommBatch& batchOf(Comm& comm) {
   for (CommBatch& b : tGroup.batches)
     if (b.comm == &comm) return b;
-  tGroup.batches.push_back(CommBatch{&comm, {}, {}, nullptr, false});
+  tGroup.batches.push_back(CommBatch{&comm, {}, {}, {}, false});
   tGroup.batches.back().p2p.kind = CollKind::kSendRecv;
   return tGroup.batches.back();
 }
@@ -44,14 +44,14 @@ CommBatch& batchOf(Comm& comm) {
 Status issueBatch(CommBatch& b, bool inline_ = false) {
   Status first;
   for (Queued& q : b.collectives) {
-    Status s = issueNow(*b.comm, std::move(q.args), q.algo, inline_ ? nullptr : q.stream);
+    Status s = issueNow(*b.comm, std::move(q.args), q.algo, inline_ ? CallStream{} : q.stream);
     if (first.isOk()) first = s;
   }
   if (!b.hasP2p) return first;
   Status s = validateCollective(b.p2p, *b.comm);  // self sends and receives must pair up across the group
   if (s.isOk()) {
     auto algo = selectAlgorithm(b.p2p, b.comm->view(), b.comm->config().algo);
-    s = algo.isOk() ? issueNow(*b.comm, std::move(b.p2p), algo.value(), inline_ ? nullptr : b.p2pStream)
+    s = algo.isOk() ? issueNow(*b.comm, std::move(b.p2p), algo.value(), inline_ ? CallStream{} : b.p2pStream)
                     : algo.takeStatus();
   }
   return first.isOk() ? s : first;
@@ -72,14 +72,14 @@ Status issueTogether(std::vector<CommBatch>& batches, bool inline_) {
 
 // The one stream of a group over several communicators, or null when its calls block. Calls on different
 // streams are InvalidUsage: their batches could be queued in a different order on every rank.
-Result<HostStream*> groupStream(const std::vector<CommBatch>& batches) {
-  HostStream* stream = nullptr;
+Result<CallStream> groupStream(const std::vector<CommBatch>& batches) {
+  CallStream stream;
   bool first = true;
   for (const CommBatch& b : batches) {
-    std::vector<HostStream*> used;
+    std::vector<CallStream> used;
     for (const Queued& q : b.collectives) used.push_back(q.stream);
     if (b.hasP2p) used.push_back(b.p2pStream);
-    for (HostStream* s : used) {
+    for (const CallStream& s : used) {
       if (!first && s != stream)
         return invalidUsage(
             "a group over several communicators must issue all its calls on one stream (or all blocking)");
@@ -106,7 +106,9 @@ Status groupEnd() {
   std::vector<CommBatch> batches = std::move(tGroup.batches);
   tGroup.batches.clear();
   if (batches.size() == 1) return issueBatch(batches[0]);
-  MYR_ASSIGN_OR_RETURN(HostStream * stream, groupStream(batches));
+  MYR_ASSIGN_OR_RETURN(CallStream call, groupStream(batches));
+  // Blocking calls, and calls on a device stream (which only enqueue), are issued now.
+  HostStream* stream = call.host;
   if (!stream) return issueTogether(batches, false);
   // One stream item runs the whole group, so that every rank queues it in its own program order.
   for (CommBatch& b : batches) b.comm->addPending(1);
@@ -119,7 +121,7 @@ Status groupEnd() {
   return Status::ok();
 }
 
-Status groupAdd(Comm& comm, CollArgs args, HostStream* stream) {
+Status groupAdd(Comm& comm, CollArgs args, CallStream stream) {
   if (args.kind == CollKind::kSendRecv) {
     CommBatch& b = batchOf(comm);
     if (!b.hasP2p) b.p2pStream = stream;

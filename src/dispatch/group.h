@@ -10,6 +10,7 @@
 #include "algorithms/algorithm.h"
 #include "core/comm.h"
 #include "core/host_stream.h"
+#include "dispatch/collectives.h"
 
 namespace myriad {
 
@@ -18,6 +19,6 @@ void groupStart();
 // Ends one level; the outermost issues what was queued and returns the first error.
 Status groupEnd();
 // Queues a checked call of the current group.
-Status groupAdd(Comm& comm, CollArgs args, HostStream* stream);
+Status groupAdd(Comm& comm, CollArgs args, CallStream stream);
 
 }  // namespace myriad

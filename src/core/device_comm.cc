@@ -1,0 +1,81 @@
+#include "core/device_comm.h"
+
+#include <string>
+
+namespace myriad {
+
+namespace {
+// Past any count of pieces a communicator can send: a wait on a released flag is always satisfied.
+constexpr uint64_t kReleased = uint64_t{1} << 62;
+}  // namespace
+
+DeviceComm::DeviceComm(Device& device, int rank, int nranks, DeviceChannelOpener opener)
+    : device_(device), rank_(rank), nranks_(nranks), opener_(std::move(opener)) {
+  channels_.resize(static_cast<size_t>(nranks));
+}
+
+DeviceComm::~DeviceComm() {
+  // Whatever is still enqueued may use channels and scratch: let it finish (or fail) first.
+  for (DeviceStream* s : lanes_)
+    if (s) device_.synchronize(s).ignore();
+  channels_.clear();
+  for (DeviceStream* s : lanes_)
+    if (s) device_.destroyStream(s);
+  for (DeviceEvent* e : events_)
+    if (e) device_.destroyEvent(e);
+  if (end_) device_.destroyEvent(end_);
+  for (void* p : scratch_) device_.free(p);
+}
+
+Result<DeviceChannel*> DeviceComm::channel(int peer) {
+  if (peer < 0 || peer >= nranks_ || peer == rank_)
+    return internalError("rank " + std::to_string(rank_) + ": no device channel to rank " + std::to_string(peer));
+  auto& slot = channels_[static_cast<size_t>(peer)];
+  if (!slot) {
+    MYR_ASSIGN_OR_RETURN(slot, opener_(device_, peer));
+    open_.push_back(slot.get());
+  }
+  return slot.get();
+}
+
+Result<DeviceStream*> DeviceComm::lane(size_t i) {
+  if (i >= lanes_.size()) lanes_.resize(i + 1, nullptr);
+  if (!lanes_[i]) {
+    MYR_ASSIGN_OR_RETURN(lanes_[i], device_.createStream());
+  }
+  return lanes_[i];
+}
+
+Result<DeviceEvent*> DeviceComm::event(size_t i) {
+  if (i >= events_.size()) events_.resize(i + 1, nullptr);
+  if (!events_[i]) {
+    MYR_ASSIGN_OR_RETURN(events_[i], device_.createEvent());
+  }
+  return events_[i];
+}
+
+Result<DeviceEvent*> DeviceComm::endEvent() {
+  if (!end_) {
+    MYR_ASSIGN_OR_RETURN(end_, device_.createEvent());
+  }
+  return end_;
+}
+
+Result<uint8_t*> DeviceComm::scratch(size_t bytes) {
+  if (bytes > scratchBytes_ || scratch_.empty()) {
+    size_t want = bytes < 4096 ? 4096 : bytes;
+    MYR_ASSIGN_OR_RETURN(void* p, device_.alloc(want));
+    scratch_.push_back(p);
+    scratchBytes_ = want;
+  }
+  return static_cast<uint8_t*>(scratch_.back());
+}
+
+void DeviceComm::releaseWaits() {
+  for (DeviceChannel* c : open_) {
+    device_.releaseFlag(c->arrived(), kReleased).ignore();
+    device_.releaseFlag(c->freed(), kReleased).ignore();
+  }
+}
+
+}  // namespace myriad

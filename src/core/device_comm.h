@@ -1,0 +1,115 @@
+// DeviceComm: one communicator's resources on its device — the channels to the peers it exchanged device
+// memory with, the internal streams (lanes) and events a stream-ordered executor spreads a call over, device
+// scratch memory, and the event that marks the end of its last call. Created at the communicator's first call
+// on device memory; nothing here runs anything (src/exec/device_executor.cc does).
+//
+// A DeviceChannel joins this rank and one peer of its host in both directions, through memory each side
+// allocated and the other mapped (transports/cuda_ipc): this rank's `mine` block holds the inbox the peer
+// writes its messages into and the two flag words the peer writes (`arrived`: messages it put in the inbox;
+// `freed`: messages of ours it consumed from its inbox); `theirs` is the same block of the peer, mapped here.
+// Every wait polls this rank's own memory; every signal writes the peer's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "base/status.h"
+#include "device/device.h"
+
+namespace myriad {
+
+// The layout of one side's block: two flag words, each on its own 128-byte line, then `slots` inbox slots of
+// `slotBytes` (a multiple of 256).
+struct ChannelLayout {
+  static constexpr size_t kArrived = 0;
+  static constexpr size_t kFreed = 128;
+  static constexpr size_t kInbox = 256;
+  uint32_t slots = 0;
+  size_t slotBytes = 0;
+  size_t bytes() const { return kInbox + slots * slotBytes; }
+};
+
+struct DeviceChannel {
+  int peer = -1;
+  ChannelLayout layout;      // of `mine`: the pieces this rank receives are at most layout.slotBytes
+  ChannelLayout peerLayout;  // of `theirs`: the pieces this rank sends
+  uint8_t* mine = nullptr;    // this rank's block (allocated here)
+  uint8_t* theirs = nullptr;  // the peer's block (mapped here)
+  // Messages (pieces of at most slotBytes) this rank sent to / consumed from the peer, counted as they are
+  // enqueued: stream order makes the enqueue order the order on the device.
+  uint64_t sent = 0, received = 0;
+  std::function<void()> release;  // frees `mine` and unmaps `theirs`
+
+  uint64_t* arrived() const { return flag(mine, ChannelLayout::kArrived); }
+  uint64_t* freed() const { return flag(mine, ChannelLayout::kFreed); }
+  uint64_t* peerArrived() const { return flag(theirs, ChannelLayout::kArrived); }
+  uint64_t* peerFreed() const { return flag(theirs, ChannelLayout::kFreed); }
+  // Where piece n (counted from 1) from the peer lies; where our piece n goes.
+  uint8_t* inboxSlot(uint64_t piece) const { return slot(mine, layout, piece); }
+  uint8_t* peerInboxSlot(uint64_t piece) const { return slot(theirs, peerLayout, piece); }
+
+  DeviceChannel() = default;
+  DeviceChannel(const DeviceChannel&) = delete;
+  DeviceChannel& operator=(const DeviceChannel&) = delete;
+  ~DeviceChannel() {
+    if (release) release();
+  }
+
+ private:
+  static uint64_t* flag(uint8_t* block, size_t at) { return reinterpret_cast<uint64_t*>(block + at); }
+  static uint8_t* slot(uint8_t* block, const ChannelLayout& l, uint64_t piece) {
+    return block + ChannelLayout::kInbox + ((piece - 1) % l.slots) * l.slotBytes;
+  }
+};
+
+// Opens the channel to `peer` (collective between the two: both call it for each other).
+using DeviceChannelOpener = std::function<Result<std::unique_ptr<DeviceChannel>>(Device& device, int peer)>;
+
+class DeviceComm {
+ public:
+  DeviceComm(Device& device, int rank, int nranks, DeviceChannelOpener opener);
+  ~DeviceComm();
+  DeviceComm(const DeviceComm&) = delete;
+  DeviceComm& operator=(const DeviceComm&) = delete;
+
+  Device& device() { return device_; }
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  // The channel to `peer`, opened on first use.
+  Result<DeviceChannel*> channel(int peer);
+  // Internal stream number `i`, created on first use and kept.
+  Result<DeviceStream*> lane(size_t i);
+  // Event number `i` of the pool, created on first use and kept. A call may use each once per call.
+  Result<DeviceEvent*> event(size_t i);
+  // At least `bytes` of device memory. A larger request allocates anew; earlier blocks stay until the
+  // communicator is destroyed, since calls already enqueued may still use them.
+  Result<uint8_t*> scratch(size_t bytes);
+  // The event recorded at the end of every call: the next call, on whatever stream, starts after the last
+  // one's record, so a communicator's calls never overlap on the device (they share channels and scratch).
+  Result<DeviceEvent*> endEvent();
+  bool ranBefore() const { return ranBefore_; }
+  void markRan() { ranBefore_ = true; }
+  // Releases every wait of every channel (abort): the flags this rank waits on jump past any value a call
+  // can wait for, so no stream stays blocked on a dead peer.
+  void releaseWaits();
+  // Channels opened so far (for liveness checks and abort).
+  const std::vector<DeviceChannel*>& openChannels() const { return open_; }
+
+ private:
+  Device& device_;
+  int rank_, nranks_;
+  DeviceChannelOpener opener_;
+  std::vector<std::unique_ptr<DeviceChannel>> channels_;  // by rank
+  std::vector<DeviceChannel*> open_;
+  std::vector<DeviceStream*> lanes_;
+  std::vector<DeviceEvent*> events_;
+  std::vector<void*> scratch_;  // every block ever allocated; the last is the current one
+  size_t scratchBytes_ = 0;
+  DeviceEvent* end_ = nullptr;
+  bool ranBefore_ = false;
+};
+
+}  // namespace myriad

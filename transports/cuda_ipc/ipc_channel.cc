@@ -1,0 +1,149 @@
+#include "transports/cuda_ipc/ipc_channel.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "base/wire.h"
+#include "transports/cuda_ipc/fd_socket.h"
+
+namespace myriad {
+namespace {
+
+constexpr uint32_t kMagic = 0x4d594456;  // "MYDV"
+constexpr uint32_t kVersion = 1;
+constexpr size_t kMaxBlob = 256;
+// magic, version, rank, pid, slots, slotBytes, bytes, base, blob length: the fixed part of a hello.
+constexpr size_t kHelloBytes = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 8 + 4;
+
+struct Hello {
+  int32_t rank = -1, pid = 0;
+  ChannelLayout layout;
+  uint64_t bytes = 0, base = 0;
+  std::vector<uint8_t> blob;
+};
+
+std::vector<uint8_t> encode(const Hello& h) {
+  Writer w;
+  w.u32(kMagic);
+  w.u32(kVersion);
+  w.i32(h.rank);
+  w.i32(h.pid);
+  w.u32(h.layout.slots);
+  w.u64(h.layout.slotBytes);
+  w.u64(h.bytes);
+  w.u64(h.base);
+  w.u32(static_cast<uint32_t>(h.blob.size()));
+  Bytes out = w.bytes();
+  out.insert(out.end(), h.blob.begin(), h.blob.end());
+  return out;
+}
+
+// What a hello from `peer` must be; anything else is an error that names the peer, nothing is mapped.
+Result<Hello> decode(const std::vector<uint8_t>& bytes, int peer, const std::string& who) {
+  Reader r(bytes);
+  Hello h;
+  uint32_t magic = r.u32(), version = r.u32();
+  h.rank = r.i32();
+  h.pid = r.i32();
+  h.layout.slots = r.u32();
+  h.layout.slotBytes = r.u64();
+  h.bytes = r.u64();
+  h.base = r.u64();
+  uint32_t blob = r.u32();
+  if (r.failed() || magic != kMagic || version != kVersion)
+    return invalidUsage("device memory exchange with " + who + ": not a Myriad hello (version mismatch?)");
+  if (h.rank != peer) return invalidUsage("device memory exchange with " + who + ": it says it is rank " +
+                                          std::to_string(h.rank));
+  if (h.layout.slots < 1 || h.layout.slots > 1024 || h.layout.slotBytes < 256 || h.layout.slotBytes % 256 != 0 ||
+      h.layout.slotBytes > (uint64_t{1} << 30) || h.bytes != h.layout.bytes() || blob > kMaxBlob)
+    return invalidUsage("device memory exchange with " + who + ": malformed inbox description");
+  h.blob.resize(blob);
+  return h;
+}
+
+Result<std::unique_ptr<DeviceChannel>> open(Comm& comm, Device& device, int peer) {
+  const PeerInfo& me = comm.peer(comm.rank());
+  const PeerInfo& them = comm.peer(peer);
+  const std::string who = them.describe();
+  if (them.hostId != me.hostId)
+    return invalidUsage("rank " + std::to_string(comm.rank()) + ": device buffers with " + who +
+                        " on another host: between hosts, device memory is not supported yet (use host buffers)");
+  auto ch = std::make_unique<DeviceChannel>();
+  ch->peer = peer;
+  ch->layout.slots = static_cast<uint32_t>(comm.config().deviceSlots);
+  ch->layout.slotBytes = comm.config().deviceSlotBytes;
+  MYR_ASSIGN_OR_RETURN(void* mine, device.alloc(ch->layout.bytes()));
+  ch->mine = static_cast<uint8_t*>(mine);
+  ch->release = [&device, mine] { device.free(mine); };
+  // The flags start at zero before the peer can see them; the inbox needs nothing.
+  MYR_TRY(device.releaseFlag(ch->arrived(), 0));
+  MYR_TRY(device.releaseFlag(ch->freed(), 0));
+
+  const bool samePid = them.pid == me.pid && them.pidNamespace == me.pidNamespace;
+  SharedMemoryHandle exported;
+  if (!samePid) {
+    MYR_ASSIGN_OR_RETURN(exported, device.exportMemory(mine));
+  }
+  Hello hello;
+  hello.rank = comm.rank();
+  hello.pid = me.pid;
+  hello.layout = ch->layout;
+  hello.bytes = ch->layout.bytes();
+  hello.base = reinterpret_cast<uintptr_t>(mine);
+  hello.blob = exported.blob;
+
+  const auto deadline = deadlineIn(comm.config().timeoutMs);
+  const std::string name = "myriad-dev/" + comm.commTag() + "/" + std::to_string(std::min(comm.rank(), peer)) + "-" +
+                           std::to_string(std::max(comm.rank(), peer));
+  PeerCheck check{them.pidNamespace == me.pidNamespace ? them.pid : 0, who};
+  auto sock = pairSocket(name, comm.rank() < peer, check, deadline, comm.errors().flag());
+  if (!sock.isOk()) {
+    if (exported.fd >= 0) ::close(exported.fd);
+    return sock.takeStatus();
+  }
+  int s = sock.take();
+  std::vector<uint8_t> fixed;
+  int fd = -1;
+  Status st = sendWithFd(s, encode(hello), exported.fd, deadline, who);
+  if (exported.fd >= 0) ::close(exported.fd);
+  if (st.isOk()) st = recvWithFd(s, &fixed, kHelloBytes, &fd, deadline, who);
+  Result<Hello> theirs = st.isOk() ? decode(fixed, peer, who) : Result<Hello>(st);
+  if (theirs.isOk() && !theirs.value().blob.empty()) {
+    std::vector<uint8_t> blob;
+    int extra = -1;
+    st = recvWithFd(s, &blob, theirs.value().blob.size(), &extra, deadline, who);
+    if (extra >= 0) ::close(extra);
+    if (st.isOk()) theirs.value().blob = std::move(blob);
+  }
+  ::close(s);
+  if (!st.isOk() || !theirs.isOk()) {
+    if (fd >= 0) ::close(fd);
+    return st.isOk() ? theirs.takeStatus() : st;
+  }
+  Hello h = theirs.take();
+  ch->peerLayout = h.layout;
+  if (samePid) {
+    if (fd >= 0) ::close(fd);
+    ch->theirs = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(h.base));
+    return ch;
+  }
+  if (fd < 0 && h.blob.empty())
+    return invalidUsage("device memory exchange with " + who + ": no handle came with its hello");
+  SharedMemoryHandle handle{fd, std::move(h.blob), h.bytes};
+  MYR_ASSIGN_OR_RETURN(void* mapped, device.importMemory(std::move(handle)));
+  ch->theirs = static_cast<uint8_t*>(mapped);
+  ch->release = [&device, mine, mapped] {
+    device.closeImported(mapped);
+    device.free(mine);
+  };
+  return ch;
+}
+
+}  // namespace
+
+DeviceChannelOpener ipcChannelOpener(Comm& comm) {
+  return [&comm](Device& device, int peer) { return open(comm, device, peer); };
+}
+
+}  // namespace myriad
