@@ -28,15 +28,24 @@ struct RunStats {
   std::vector<uint64_t> started, finished;  // per rank: the round it started and finished the call
 };
 
-class DeterministicExecutor {
+// Whatever runs one call on every rank of a test communicator: this executor, or the device tier's lowering
+// onto a host-backed device (tests/device).
+class CallRunner {
  public:
-  DeterministicExecutor(int nranks, const SimOptions& options);
-  ~DeterministicExecutor();
-  int nranks() const { return fabric_.nranks(); }
+  virtual ~CallRunner() = default;
   // Runs calls[r] on rank r, for every rank, to completion. Message tags continue from the previous call,
   // as on a communicator. An error names the rank (the first one to fail), or is a deadlock report.
-  // After an error the executor is unusable (messages may be left in the fabric).
-  Status run(std::vector<RankCall>& calls, RunStats* stats = nullptr);
+  // After an error the runner is unusable.
+  virtual Status run(std::vector<RankCall>& calls, RunStats* stats = nullptr) = 0;
+};
+
+class DeterministicExecutor final : public CallRunner {
+ public:
+  DeterministicExecutor(int nranks, const SimOptions& options);
+  ~DeterministicExecutor() override;
+  int nranks() const { return fabric_.nranks(); }
+  // Fills every field of *stats (rounds, per-rank start and finish).
+  Status run(std::vector<RankCall>& calls, RunStats* stats = nullptr) override;
   SimFabric& fabric() { return fabric_; }
 
  private:

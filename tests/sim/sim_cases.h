@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,9 +46,12 @@ SimOptions simOptions(uint64_t seed);
 // "seed S (rerun with MYRIAD_TEST_SEED=S)"
 std::string replayHint(uint64_t testSeed);
 
+// Makes the runner of one case (nranks, case seed); null: the deterministic executor.
+using RunnerFactory = std::function<std::unique_ptr<CallRunner>(const SimCase& c, uint64_t seed)>;
+
 class CaseRunner {
  public:
-  CaseRunner(const SimCase& c, uint64_t seed);
+  CaseRunner(const SimCase& c, uint64_t seed, const RunnerFactory& factory = nullptr);
   // Plans args[r] on every rank r and runs the call; "" or what went wrong (the rank, the step, the peer).
   std::string run(std::vector<CollArgs>& args, RunStats* stats = nullptr);
   int forced() const { return forced_; }
@@ -63,7 +67,7 @@ class CaseRunner {
   SimCase c_;
   const Algorithm* algo_;
   std::vector<CommView> views_;
-  DeterministicExecutor exec_;
+  std::unique_ptr<CallRunner> exec_;
   int forced_ = 0, refused_ = 0, tuned_ = 0;
   std::string refusal_;
 };
@@ -71,7 +75,8 @@ class CaseRunner {
 // Runs `combos` on one case, one CaseRunner for all of them (message tags carry on from call to call, as
 // on a communicator), checking every rank after every call and, for barriers, that no rank leaves before
 // the last one entered. "" or the first failure (call, combination, rank); *outcome: what ran.
+// The barrier check needs the deterministic executor's rounds: a runner that leaves RunStats empty skips it.
 std::string runCombos(const SimCase& c, CollKind kind, const std::vector<SimCombo>& combos, uint64_t seed,
-                      const test::Pattern& pattern, std::string* outcome);
+                      const test::Pattern& pattern, std::string* outcome, const RunnerFactory& factory = nullptr);
 
 }  // namespace myriad::sim
