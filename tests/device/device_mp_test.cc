@@ -1,0 +1,272 @@
+// The device tier over real processes: forked ranks with MYRIAD_DEVICE=host call the public C API on
+// device memory (myrMemAlloc of the host-backed device) with a device stream, as a CUDA program passes its
+// cudaStream_t — so the dispatch, the pair handshake of transports/cuda_ipc (memfd descriptors over a Unix
+// socket) and the lowering run as they do on a GPU. Every collective and send/recv at 2-4 ranks, in and out of
+// place, counts 0, 1, n-1 and 100,003, against references computed here; stream order (a producer copy
+// before the call and a consumer copy after it, no host wait between); and the errors of bad mixes.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "device/device.h"
+#include "myriad/myriad.h"
+#include "tests/common/fork_ranks.h"
+#include "tests/common/mp_helpers.h"
+
+namespace myriad::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A rank's view of the device: buffers of myrMemAlloc, one stream, and host-side access (the host-backed
+// device's memory is the host's).
+struct Dev {
+  Device* device = nullptr;
+  DeviceStream* stream = nullptr;
+  std::vector<void*> owned;
+
+  std::string open() {
+    auto d = processDevice();
+    if (!d.isOk()) return "no device: " + d.status().message();
+    device = d.value();
+    auto s = device->createStream();
+    if (!s.isOk()) return "no stream: " + s.status().message();
+    stream = s.value();
+    return "";
+  }
+  float* floats(size_t n) {
+    void* p = nullptr;
+    if (myrMemAlloc(&p, (n + 1) * sizeof(float)) != myrSuccess) return nullptr;
+    owned.push_back(p);
+    return static_cast<float*>(p);
+  }
+  myrStream_t s() const { return reinterpret_cast<myrStream_t>(stream); }
+  std::string sync() {
+    Status st = device->synchronize(stream);
+    return st.isOk() ? "" : "stream: " + st.message();
+  }
+  ~Dev() {
+    for (void* p : owned) myrMemFree(p);
+  }
+};
+
+float value(int rank, size_t i) {
+  return static_cast<float>((rank * 7 + static_cast<int>(i % 101)) % 64);
+}
+
+std::string expectEq(const std::string& what, const float* got, const std::vector<float>& want) {
+  for (size_t i = 0; i < want.size(); ++i)
+    if (got[i] != want[i])
+      return what + ": element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", want " +
+             std::to_string(want[i]);
+  return "";
+}
+
+enum class Call { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kGather, kScatter, kSendRecv };
+
+const char* name(Call c) {
+  const char* names[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
+                         "alltoall",  "gather",    "scatter",       "sendrecv"};
+  return names[static_cast<int>(c)];
+}
+
+// One call on every rank; "" or what is wrong on this rank.
+std::string runCase(myrComm_t comm, Dev& d, Call call, int rank, int n, size_t count, bool inPlace) {
+  const size_t un = static_cast<size_t>(n);
+  const std::string what = std::string(name(call)) + " count " + std::to_string(count) +
+                           (inPlace ? " in place" : "") + " rank " + std::to_string(rank);
+  size_t sendN = count, recvN = count;
+  if (call == Call::kAllGather || call == Call::kGather) recvN = count * un;
+  if (call == Call::kReduceScatter || call == Call::kScatter) sendN = count * un;
+  if (call == Call::kAllToAll) sendN = recvN = count * un;
+  float* send = nullptr;
+  float* recv = nullptr;
+  if (!inPlace) {
+    send = d.floats(sendN);
+    recv = d.floats(recvN);
+    if (!send || !recv) return what + ": myrMemAlloc failed";
+    for (size_t i = 0; i < sendN; ++i) send[i] = value(rank, i);
+    for (size_t i = 0; i < recvN; ++i) recv[i] = -1;
+  } else {  // NCCL's in-place forms: one buffer, the rank's block of it where the call says
+    float* buf = d.floats(std::max(sendN, recvN));
+    if (!buf) return what + ": myrMemAlloc failed";
+    for (size_t i = 0; i < std::max(sendN, recvN); ++i) buf[i] = -1;
+    const bool blockIn = call == Call::kAllGather || call == Call::kGather;
+    const bool blockOut = call == Call::kReduceScatter || call == Call::kScatter;
+    send = blockIn ? buf + rank * count : buf;
+    recv = blockOut ? buf + rank * count : buf;
+    for (size_t i = 0; i < sendN; ++i) send[i] = value(rank, i);
+  }
+  const int root = n - 1;
+  myrResult_t r = myrSuccess;
+  switch (call) {
+    case Call::kAllReduce: r = myrAllReduce(send, recv, count, myrFloat32, myrSum, comm, d.s()); break;
+    case Call::kAllGather: r = myrAllGather(send, recv, count, myrFloat32, comm, d.s()); break;
+    case Call::kReduceScatter: r = myrReduceScatter(send, recv, count, myrFloat32, myrSum, comm, d.s()); break;
+    case Call::kBroadcast: r = myrBroadcast(send, recv, count, myrFloat32, root, comm, d.s()); break;
+    case Call::kReduce: r = myrReduce(send, recv, count, myrFloat32, myrSum, root, comm, d.s()); break;
+    case Call::kAllToAll: r = myrAllToAll(send, recv, count, myrFloat32, comm, d.s()); break;
+    case Call::kGather: r = myrGather(send, recv, count, myrFloat32, root, comm, d.s()); break;
+    case Call::kScatter: r = myrScatter(send, recv, count, myrFloat32, root, comm, d.s()); break;
+    case Call::kSendRecv:  // a ring: send to the right, receive from the left
+      myrGroupStart();
+      myrSend(send, count, myrFloat32, (rank + 1) % n, comm, d.s());
+      myrRecv(recv, count, myrFloat32, (rank + n - 1) % n, comm, d.s());
+      r = myrGroupEnd();
+      break;
+  }
+  if (r != myrSuccess) return what + ": " + resultText(name(call), r, comm);
+  if (std::string e = d.sync(); !e.empty()) return what + ": " + e;
+
+  std::vector<float> want;
+  auto sum = [&](size_t i) {
+    float s = 0;
+    for (int q = 0; q < n; ++q) s += value(q, i);
+    return s;
+  };
+  switch (call) {
+    case Call::kAllReduce:
+      for (size_t i = 0; i < count; ++i) want.push_back(sum(i));
+      break;
+    case Call::kReduce:
+      if (rank != root) return "";
+      for (size_t i = 0; i < count; ++i) want.push_back(sum(i));
+      break;
+    case Call::kReduceScatter:
+      for (size_t i = 0; i < count; ++i) want.push_back(sum(rank * count + i));
+      break;
+    case Call::kAllGather:
+    case Call::kGather:
+      if (call == Call::kGather && rank != root) return "";
+      for (int q = 0; q < n; ++q)
+        for (size_t i = 0; i < count; ++i) want.push_back(value(q, i));
+      break;
+    case Call::kBroadcast:
+      for (size_t i = 0; i < count; ++i) want.push_back(value(root, i));
+      break;
+    case Call::kAllToAll:
+      for (int q = 0; q < n; ++q)
+        for (size_t i = 0; i < count; ++i) want.push_back(value(q, rank * count + i));
+      break;
+    case Call::kScatter:
+      for (size_t i = 0; i < count; ++i) want.push_back(value(root, rank * count + i));
+      break;
+    case Call::kSendRecv:
+      for (size_t i = 0; i < count; ++i) want.push_back(value((rank + n - 1) % n, i));
+      break;
+  }
+  return expectEq(what, recv, want);
+}
+
+int child(int n, int rank, const myrUniqueId& id, const std::function<std::string(myrComm_t, Dev&)>& body) {
+  Dev d;
+  std::string err = d.open();
+  myrComm_t comm = nullptr;
+  if (err.empty()) err = initComm(&comm, n, id, rank);
+  if (err.empty()) err = body(comm, d);
+  if (comm) myrCommDestroy(comm);
+  if (!err.empty()) childReport(err);
+  return err.empty() ? 0 : 1;
+}
+
+class DeviceMp : public testing::TestWithParam<int> {};
+
+TEST_P(DeviceMp, EveryCollectiveOnDeviceMemory) {
+  const int n = GetParam();
+  ::setenv("MYRIAD_DEVICE", "host", 1);
+  ::setenv("MYRIAD_DEVICE_SLOT_BYTES", "4096", 1);  // many pieces per message, senders out of room
+  ::setenv("MYRIAD_DEVICE_SLOTS", "2", 1);
+  auto body = [n](int rank, const myrUniqueId& id) {
+    return child(n, rank, id, [&](myrComm_t comm, Dev& d) -> std::string {
+      for (Call c : {Call::kAllReduce, Call::kAllGather, Call::kReduceScatter, Call::kBroadcast, Call::kReduce,
+                     Call::kAllToAll, Call::kGather, Call::kScatter, Call::kSendRecv})
+        for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(n - 1), size_t{100003}})
+          for (bool inPlace : {false, true})
+            if (!(inPlace && c == Call::kSendRecv))  // a buffer sent and received at once is no call
+              if (std::string e = runCase(comm, d, c, rank, n, count, inPlace); !e.empty()) return e;
+      myrResult_t b = myrBarrier(comm, d.s());
+      if (b != myrSuccess) return resultText("myrBarrier", b, comm);
+      return d.sync();
+    });
+  };
+  const ForkOutcome out = forkRanks(n, body, 120s, testSeed());
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, DeviceMp, testing::Values(2, 3, 4));
+
+// The call runs after what the stream already holds, and what follows waits for it: a copy into the send
+// buffer before the call and a copy out of the receive buffer after it, with no host wait in between.
+TEST(DeviceMpOrder, ProducerCallConsumerInStreamOrder) {
+  ::setenv("MYRIAD_DEVICE", "host", 1);
+  const int n = 3;
+  const size_t count = 300007;
+  auto body = [](int rank, const myrUniqueId& id) {
+    return child(n, rank, id, [&](myrComm_t comm, Dev& d) -> std::string {
+      float* staged = d.floats(count);
+      float* send = d.floats(count);
+      float* recv = d.floats(count);
+      float* out = d.floats(count);
+      for (size_t i = 0; i < count; ++i) staged[i] = value(rank, i), send[i] = -7;
+      for (int round = 0; round < 3; ++round) {
+        if (!d.device->copy(d.stream, send, staged, count * 4).isOk()) return "producer copy refused";
+        myrResult_t r = myrAllReduce(send, recv, count, myrFloat32, myrSum, comm, d.s());
+        if (r != myrSuccess) return resultText("myrAllReduce", r, comm);
+        if (!d.device->copy(d.stream, out, recv, count * 4).isOk()) return "consumer copy refused";
+      }
+      if (std::string e = d.sync(); !e.empty()) return e;
+      std::vector<float> want(count);
+      for (size_t i = 0; i < count; ++i) {
+        want[i] = 0;
+        for (int q = 0; q < n; ++q) want[i] += value(q, i);
+      }
+      return expectEq("consumer's copy", out, want);
+    });
+  };
+  const ForkOutcome out = forkRanks(n, body, 120s, testSeed());
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
+
+// Host and device buffers in one call, device buffers on a host stream, host buffers on a device stream:
+// each a clear InvalidArgument on the calling rank, nothing enqueued (the communicator goes on working).
+TEST(DeviceMpErrors, MixedBuffersAndStreamsAreRefused) {
+  ::setenv("MYRIAD_DEVICE", "host", 1);
+  const int n = 2;
+  auto body = [](int rank, const myrUniqueId& id) {
+    return child(n, rank, id, [&](myrComm_t comm, Dev& d) -> std::string {
+      float* dev = d.floats(16);
+      std::vector<float> host(16, 1.0f);
+      myrStream_t hostStream = nullptr;
+      if (myrStreamCreate(&hostStream) != myrSuccess) return "myrStreamCreate failed";
+      std::string err =
+          expectError("host+device", myrAllReduce(host.data(), dev, 16, myrFloat32, myrSum, comm, d.s()),
+                      myrInvalidArgument, comm, "both");
+      if (err.empty())
+        err = expectError("device on host stream", myrAllReduce(dev, dev, 16, myrFloat32, myrSum, comm, hostStream),
+                          myrInvalidArgument, comm, "stream");
+      if (err.empty())
+        err = expectError("host on device stream",
+                          myrAllReduce(host.data(), host.data(), 16, myrFloat32, myrSum, comm, d.s()),
+                          myrInvalidArgument, comm, "stream");
+      myrStreamDestroy(hostStream);
+      if (!err.empty()) return err;
+      // Still usable: a good call after the refused ones.
+      for (int i = 0; i < 16; ++i) dev[i] = static_cast<float>(rank + 1);
+      myrResult_t r = myrAllReduce(dev, dev, 16, myrFloat32, myrSum, comm, d.s());
+      if (r != myrSuccess) return resultText("myrAllReduce", r, comm);
+      if (std::string e = d.sync(); !e.empty()) return e;
+      return expectEq("after the refusals", dev, std::vector<float>(16, 3.0f));
+    });
+  };
+  const ForkOutcome out = forkRanks(n, body, 60s, testSeed());
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
+
+}  // namespace
+}  // namespace myriad::test
