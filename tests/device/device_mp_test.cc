@@ -24,8 +24,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A rank's view of the device: buffers of myrMemAlloc, one stream, and host-side access (the host-backed
-// device's memory is the host's).
+// A rank's view of the device: buffers of myrMemAlloc, one stream, and copies between host vectors and
+// device buffers through the stream (device memory is not the host's on a GPU).
 struct Dev {
   Device* device = nullptr;
   DeviceStream* stream = nullptr;
@@ -47,6 +47,18 @@ struct Dev {
     return static_cast<float*>(p);
   }
   myrStream_t s() const { return reinterpret_cast<myrStream_t>(stream); }
+  // dst[0, v.size()) = v, waiting for it (and for everything before it on the stream).
+  std::string put(float* dst, const std::vector<float>& v) {
+    if (v.empty()) return "";
+    Status st = device->copy(stream, dst, v.data(), v.size() * sizeof(float));
+    return st.isOk() ? sync() : "copy to the device: " + st.message();
+  }
+  std::string get(const float* src, size_t n, std::vector<float>* out) {
+    out->assign(n, 0);
+    if (n == 0) return sync();
+    Status st = device->copy(stream, out->data(), src, n * sizeof(float));
+    return st.isOk() ? sync() : "copy from the device: " + st.message();
+  }
   std::string sync() {
     Status st = device->synchronize(stream);
     return st.isOk() ? "" : "stream: " + st.message();
@@ -60,7 +72,7 @@ float value(int rank, size_t i) {
   return static_cast<float>((rank * 7 + static_cast<int>(i % 101)) % 64);
 }
 
-std::string expectEq(const std::string& what, const float* got, const std::vector<float>& want) {
+std::string expectEq(const std::string& what, const std::vector<float>& got, const std::vector<float>& want) {
   for (size_t i = 0; i < want.size(); ++i)
     if (got[i] != want[i])
       return what + ": element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", want " +
@@ -91,17 +103,20 @@ std::string runCase(myrComm_t comm, Dev& d, Call call, int rank, int n, size_t c
     send = d.floats(sendN);
     recv = d.floats(recvN);
     if (!send || !recv) return what + ": myrMemAlloc failed";
-    for (size_t i = 0; i < sendN; ++i) send[i] = value(rank, i);
-    for (size_t i = 0; i < recvN; ++i) recv[i] = -1;
+    std::vector<float> v(sendN);
+    for (size_t i = 0; i < sendN; ++i) v[i] = value(rank, i);
+    if (std::string e = d.put(send, v) + d.put(recv, std::vector<float>(recvN, -1)); !e.empty()) return what + ": " + e;
   } else {  // NCCL's in-place forms: one buffer, the rank's block of it where the call says
     float* buf = d.floats(std::max(sendN, recvN));
     if (!buf) return what + ": myrMemAlloc failed";
-    for (size_t i = 0; i < std::max(sendN, recvN); ++i) buf[i] = -1;
+    if (std::string e = d.put(buf, std::vector<float>(std::max(sendN, recvN), -1)); !e.empty()) return what + ": " + e;
     const bool blockIn = call == Call::kAllGather || call == Call::kGather;
     const bool blockOut = call == Call::kReduceScatter || call == Call::kScatter;
     send = blockIn ? buf + rank * count : buf;
     recv = blockOut ? buf + rank * count : buf;
-    for (size_t i = 0; i < sendN; ++i) send[i] = value(rank, i);
+    std::vector<float> v(sendN);
+    for (size_t i = 0; i < sendN; ++i) v[i] = value(rank, i);
+    if (std::string e = d.put(send, v); !e.empty()) return what + ": " + e;
   }
   const int root = n - 1;
   myrResult_t r = myrSuccess;
@@ -122,7 +137,9 @@ std::string runCase(myrComm_t comm, Dev& d, Call call, int rank, int n, size_t c
       break;
   }
   if (r != myrSuccess) return what + ": " + resultText(name(call), r, comm);
-  if (std::string e = d.sync(); !e.empty()) return what + ": " + e;
+  std::vector<float> got;
+  if (std::string e = d.get(recv, recvN, &got); !e.empty())
+    return what + ": " + e;
 
   std::vector<float> want;
   auto sum = [&](size_t i) {
@@ -161,7 +178,7 @@ std::string runCase(myrComm_t comm, Dev& d, Call call, int rank, int n, size_t c
       for (size_t i = 0; i < count; ++i) want.push_back(value((rank + n - 1) % n, i));
       break;
   }
-  return expectEq(what, recv, want);
+  return expectEq(what, got, want);
 }
 
 int child(int n, int rank, const myrUniqueId& id, const std::function<std::string(myrComm_t, Dev&)>& body) {
@@ -213,20 +230,23 @@ TEST(DeviceMpOrder, ProducerCallConsumerInStreamOrder) {
       float* send = d.floats(count);
       float* recv = d.floats(count);
       float* out = d.floats(count);
-      for (size_t i = 0; i < count; ++i) staged[i] = value(rank, i), send[i] = -7;
+      std::vector<float> v(count);
+      for (size_t i = 0; i < count; ++i) v[i] = value(rank, i);
+      if (std::string e = d.put(staged, v) + d.put(send, std::vector<float>(count, -7)); !e.empty()) return e;
       for (int round = 0; round < 3; ++round) {
         if (!d.device->copy(d.stream, send, staged, count * 4).isOk()) return "producer copy refused";
         myrResult_t r = myrAllReduce(send, recv, count, myrFloat32, myrSum, comm, d.s());
         if (r != myrSuccess) return resultText("myrAllReduce", r, comm);
         if (!d.device->copy(d.stream, out, recv, count * 4).isOk()) return "consumer copy refused";
       }
-      if (std::string e = d.sync(); !e.empty()) return e;
+      std::vector<float> got;
+      if (std::string e = d.get(out, count, &got); !e.empty()) return e;
       std::vector<float> want(count);
       for (size_t i = 0; i < count; ++i) {
         want[i] = 0;
         for (int q = 0; q < n; ++q) want[i] += value(q, i);
       }
-      return expectEq("consumer's copy", out, want);
+      return expectEq("consumer's copy", got, want);
     });
   };
   const ForkOutcome out = forkRanks(n, body, 120s, testSeed());
@@ -257,11 +277,12 @@ TEST(DeviceMpErrors, MixedBuffersAndStreamsAreRefused) {
       myrStreamDestroy(hostStream);
       if (!err.empty()) return err;
       // Still usable: a good call after the refused ones.
-      for (int i = 0; i < 16; ++i) dev[i] = static_cast<float>(rank + 1);
+      if (std::string e = d.put(dev, std::vector<float>(16, static_cast<float>(rank + 1))); !e.empty()) return e;
       myrResult_t r = myrAllReduce(dev, dev, 16, myrFloat32, myrSum, comm, d.s());
       if (r != myrSuccess) return resultText("myrAllReduce", r, comm);
-      if (std::string e = d.sync(); !e.empty()) return e;
-      return expectEq("after the refusals", dev, std::vector<float>(16, 3.0f));
+      std::vector<float> got;
+      if (std::string e = d.get(dev, 16, &got); !e.empty()) return e;
+      return expectEq("after the refusals", got, std::vector<float>(16, 3.0f));
     });
   };
   const ForkOutcome out = forkRanks(n, body, 60s, testSeed());
