@@ -1,4 +1,5 @@
-// The device tier over real processes: forked ranks with MYRIAD_DEVICE=host call the public C API on
+// The device tier over real processes: forked ranks with MYRIAD_DEVICE=host (or, in the gpu tier,
+// MYRIAD_TEST_DEVICE=cuda: the same tests on a real GPU, several processes sharing it through CUDA IPC) call the public C API on
 // device memory (myrMemAlloc of the host-backed device) with a device stream, as a CUDA program passes its
 // cudaStream_t — so the dispatch, the pair handshake of transports/cuda_ipc (memfd descriptors over a Unix
 // socket) and the lowering run as they do on a GPU. Every collective and send/recv at 2-4 ranks, in and out of
@@ -181,6 +182,36 @@ std::string runCase(myrComm_t comm, Dev& d, Call call, int rank, int n, size_t c
   return expectEq(what, got, want);
 }
 
+// The device these tests run on: MYRIAD_TEST_DEVICE (host, the default, or cuda).
+std::string testDevice() {
+  const char* d = ::getenv("MYRIAD_TEST_DEVICE");
+  return d && *d ? d : "host";
+}
+
+// Selects the test device for the ranks about to be forked; "" or why there is none (then the test is
+// skipped: only the gpu tier asks for cuda, and ctest reports it skipped, never passed). The probe runs in a
+// child: CUDA must not be initialised in the parent that forks the ranks.
+std::string useTestDevice() {
+  ::setenv("MYRIAD_DEVICE", testDevice().c_str(), 1);
+  ForkOutcome probe = forkRanksWithoutId(
+      1,
+      [](int, const myrUniqueId&) {
+        auto d = processDevice();
+        if (!d.isOk()) childReport(d.status().message());
+        return d.isOk() ? 0 : 1;
+      },
+      60s);
+  if (probe.allSucceeded()) return "";
+  return "no " + testDevice() + " device: " + (probe.ranks.empty() ? probe.setupError : probe.ranks[0].report);
+}
+
+#define USE_TEST_DEVICE()                               \
+  do {                                                  \
+    std::string why = useTestDevice();                  \
+    if (!why.empty() && testDevice() == "host") FAIL() << why; \
+    if (!why.empty()) GTEST_SKIP() << why;              \
+  } while (0)
+
 int child(int n, int rank, const myrUniqueId& id, const std::function<std::string(myrComm_t, Dev&)>& body) {
   Dev d;
   std::string err = d.open();
@@ -196,7 +227,7 @@ class DeviceMp : public testing::TestWithParam<int> {};
 
 TEST_P(DeviceMp, EveryCollectiveOnDeviceMemory) {
   const int n = GetParam();
-  ::setenv("MYRIAD_DEVICE", "host", 1);
+  USE_TEST_DEVICE();
   ::setenv("MYRIAD_DEVICE_SLOT_BYTES", "4096", 1);  // many pieces per message, senders out of room
   ::setenv("MYRIAD_DEVICE_SLOTS", "2", 1);
   auto body = [n](int rank, const myrUniqueId& id) {
@@ -221,7 +252,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, DeviceMp, testing::Values(2, 3, 4));
 // The call runs after what the stream already holds, and what follows waits for it: a copy into the send
 // buffer before the call and a copy out of the receive buffer after it, with no host wait in between.
 TEST(DeviceMpOrder, ProducerCallConsumerInStreamOrder) {
-  ::setenv("MYRIAD_DEVICE", "host", 1);
+  USE_TEST_DEVICE();
   const int n = 3;
   const size_t count = 300007;
   auto body = [](int rank, const myrUniqueId& id) {
@@ -256,7 +287,7 @@ TEST(DeviceMpOrder, ProducerCallConsumerInStreamOrder) {
 // Host and device buffers in one call, device buffers on a host stream, host buffers on a device stream:
 // each a clear InvalidArgument on the calling rank, nothing enqueued (the communicator goes on working).
 TEST(DeviceMpErrors, MixedBuffersAndStreamsAreRefused) {
-  ::setenv("MYRIAD_DEVICE", "host", 1);
+  USE_TEST_DEVICE();
   const int n = 2;
   auto body = [](int rank, const myrUniqueId& id) {
     return child(n, rank, id, [&](myrComm_t comm, Dev& d) -> std::string {
