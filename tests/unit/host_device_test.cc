@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -49,6 +50,24 @@ DeviceEvent* newEvent(Device& d) {
 
 uint64_t peek(const uint64_t* flag) {
   return std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(flag)).load(std::memory_order_acquire);
+}
+
+// Runs fn in a forked child and returns its exit status (or 128 + signal); kills it after `deadline`.
+int runInChild(const std::function<int()>& fn, std::chrono::seconds deadline = 60s) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(fn());
+  auto end = std::chrono::steady_clock::now() + deadline;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > end) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ADD_FAILURE() << "child " << pid << " ran past its deadline";
+      return -1;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 // A SharedMemoryHandle over a Unix socket: the fd as SCM_RIGHTS, the size as the payload.
@@ -522,6 +541,51 @@ TEST(HostDevice, DestructionDiscardsBlockedWork) {
     std::this_thread::sleep_for(5ms);
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+TEST(ProcessDevice, IsChosenOncePerProcessByTheEnvironment) {
+  EXPECT_EQ(runInChild([] {
+              setenv("MYRIAD_DEVICE", "host", 1);
+              auto d = processDevice();
+              if (!d.isOk() || std::string(d.value()->name()) != "host-backed") return 1;
+              if (processDevice().value() != d.value()) return 2;
+              Device* parents = d.value();
+              // A forked child gets a device of its own; the parent's refuses work there.
+              return runInChild([parents] {
+                auto mine = processDevice();
+                if (!mine.isOk() || mine.value() == parents) return 3;
+                if (parents->createStream().isOk()) return 4;
+                Device& dev = *mine.value();
+                auto* buf = devAlloc<uint64_t>(dev, 2);
+                buf[0] = 17;
+                DeviceStream* s = dev.createStream().value();
+                if (!dev.copy(s, &buf[1], &buf[0], 8).isOk() || !dev.synchronize(s).isOk()) return 5;
+                return buf[1] == 17 ? 0 : 6;
+              });
+            }),
+            0);
+  EXPECT_EQ(runInChild([] {
+              setenv("MYRIAD_DEVICE", "none", 1);
+              auto d = processDevice();
+              if (d.isOk() || d.status().message().find("MYRIAD_DEVICE=none") == std::string::npos) return 1;
+              setenv("MYRIAD_DEVICE", "host", 1);  // the answer never changes within a process
+              return processDevice().isOk() ? 2 : 0;
+            }),
+            0);
+  EXPECT_EQ(runInChild([] {
+              setenv("MYRIAD_DEVICE", "gpu", 1);
+              auto d = processDevice();
+              return !d.isOk() && d.status().message().find("MYRIAD_DEVICE") != std::string::npos ? 0 : 1;
+            }),
+            0);
+#ifndef MYRIAD_HAVE_CUDA
+  EXPECT_EQ(runInChild([] {
+              unsetenv("MYRIAD_DEVICE");
+              auto d = processDevice();
+              return !d.isOk() && d.status().message().find("built without CUDA") != std::string::npos ? 0 : 1;
+            }),
+            0);
+#endif
 }
 
 }  // namespace
