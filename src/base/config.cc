@@ -59,6 +59,12 @@ constexpr EnvVarSpec kEnv[] = {
      "a name that is unknown or cannot run a call makes that call fail with myrInvalidUsage."},
     {"MYRIAD_CHUNK_BYTES", "size", "131072",
      "Pipelining chunk of the ring algorithms (small enough to stay in cache)."},
+    {"MYRIAD_DEVICE", "enum(auto|cuda|host|none)", "auto",
+     "The device that collectives on device memory run on: cuda (a GPU through the CUDA driver), host (the "
+     "host-backed device: CUDA stream semantics on the CPU, memory in shared pages; the stand-in the tests run "
+     "the device path on without a GPU), auto (cuda where the build has CUDA and the machine a GPU, else no device), "
+     "none (no device: calls "
+     "on device memory fail)."},
     {"MYRIAD_COMM_ID", "string", "",
      "host:port of the rendezvous root, for launchers that cannot pass a unique id: every rank calls "
      "myrGetUniqueId and gets the same id, and rank 0 listens there from myrCommInitRank on."},
@@ -210,6 +216,7 @@ Result<Config> Config::fromEnv() {
   c.algo = raw("MYRIAD_ALGO");
   MYR_TRY(readSize("MYRIAD_CHUNK_BYTES", &c.chunkBytes));
   if (c.chunkBytes < 1024) return invalidArgument("MYRIAD_CHUNK_BYTES must be at least 1K");
+  MYR_TRY(readEnum("MYRIAD_DEVICE", &c.device));
   c.commId = raw("MYRIAD_COMM_ID");
   c.commSecret = raw("MYRIAD_COMM_SECRET");
   c.topoFile = raw("MYRIAD_TOPO_FILE");

@@ -55,6 +55,8 @@ struct Config {
   // Algorithms
   std::string algo;
   size_t chunkBytes = 128 << 10;
+  // Device memory: auto, cuda, host (the host-backed stand-in), none (src/device/select.cc)
+  std::string device = "auto";
   // Rendezvous from launcher environments
   std::string commId;
   std::string commSecret;  // never logged
