@@ -105,7 +105,8 @@ myrResult_t myrStreamCreate(myrStream_t* stream) {
 myrResult_t myrStreamSynchronize(myrStream_t stream) {
   if (!stream) return finish(nullptr, myriad::invalidArgument("stream is NULL"), __func__);
   if (!myriad::capi::isHostStream(stream))
-    return finish(nullptr, myriad::invalidArgument("not a host stream of myrStreamCreate (a device stream?)"), __func__);
+    return finish(nullptr, myriad::invalidArgument("not a host stream of myrStreamCreate (a device stream?)"),
+                  __func__);
   return finish(nullptr, stream->host.synchronize(), __func__);
 }
 

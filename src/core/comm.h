@@ -135,11 +135,11 @@ class Comm {
   std::vector<std::unique_ptr<Connection>> conns_;  // by rank, opened lazily
   std::function<DeviceChannelOpener(Comm&)> deviceChannels_;
   std::unique_ptr<DeviceComm> device_;  // created at the first call on device memory
-  std::mutex deviceMu_;                  // device_ against abort() from another thread
-  std::vector<Connection*> open_;                   // the opened ones, for liveness checks
-  std::string storeOwner_;                          // who hosts the tcp store, for messages
-  bool oversubscribed_ = false;  // more ranks on this host than cores: sleep at once instead of spinning
-  CpuWaiters cpuWaiters_;        // otherwise: spin on while nobody waits for a CPU
+  std::mutex deviceMu_;                 // device_ against abort() from another thread
+  std::vector<Connection*> open_;       // the opened ones, for liveness checks
+  std::string storeOwner_;              // who hosts the tcp store, for messages
+  bool oversubscribed_ = false;         // more ranks on this host than cores: sleep at once instead of spinning
+  CpuWaiters cpuWaiters_;               // otherwise: spin on while nobody waits for a CPU
   ErrorState errors_;
   std::mutex execMutex_;
   std::mutex pendingMu_;

@@ -34,8 +34,8 @@ struct ChannelLayout {
 
 struct DeviceChannel {
   int peer = -1;
-  ChannelLayout layout;      // of `mine`: the pieces this rank receives are at most layout.slotBytes
-  ChannelLayout peerLayout;  // of `theirs`: the pieces this rank sends
+  ChannelLayout layout;       // of `mine`: the pieces this rank receives are at most layout.slotBytes
+  ChannelLayout peerLayout;   // of `theirs`: the pieces this rank sends
   uint8_t* mine = nullptr;    // this rank's block (allocated here)
   uint8_t* theirs = nullptr;  // the peer's block (mapped here)
   // Messages (pieces of at most slotBytes) this rank sent to / consumed from the peer, counted as they are

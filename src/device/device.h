@@ -70,10 +70,11 @@ class Device {
   // *flag = value once everything before it on the stream is visible to the other processes; `flag` may be
   // an imported peer's memory.
   virtual Status writeFlag(DeviceStream* s, uint64_t* flag, uint64_t value) = 0;
-  // Device memory to device memory (either may be imported); host memory as a source is allowed for small
-  // buffers the caller keeps alive until the copy ran.
+  // Device memory (own or imported) or host memory on either side, as cudaMemcpyAsync under unified
+  // addressing; host memory must stay alive until the copy ran. The ranges must not overlap.
   virtual Status copy(DeviceStream* s, void* dst, const void* src, size_t bytes) = 0;
-  // dst[i] = a[i] op b[i] for i < count; dst may alias a or b. myrAvg reduces as a sum.
+  // dst[i] = a[i] op b[i] for i < count, on device memory (own or imported); dst may alias a or b. myrAvg
+  // reduces as a sum.
   virtual Status reduce(DeviceStream* s, void* dst, const void* a, const void* b, size_t count, myrDataType_t dtype,
                         myrRedOp_t op) = 0;
   // buf[i] /= n (the end of an average).

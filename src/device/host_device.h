@@ -32,6 +32,9 @@ struct HostDeviceOptions {
   int maxOpDelayUs = 0;
   // Every stream with work blocked on a wait and no operation run for this long: a deadlock, reported.
   std::chrono::milliseconds stallTime{10000};
+  // Kernels (reduce, scaleAvg) accept any address, not only this device's memory: for tests that run
+  // lowerings over buffers they hold in host memory. Off, a kernel on host memory is refused, as on a GPU.
+  bool kernelsOnHostMemory = false;
   // Seed of the garbage that fresh allocations are filled with.
   uint64_t memorySeed = 0x6d79726961642d31;
 };

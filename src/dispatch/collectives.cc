@@ -5,10 +5,10 @@
 #include "dispatch/collectives.h"
 
 #include "base/log.h"
+#include "device/device.h"
 #include "dispatch/group.h"
 #include "dispatch/registry.h"
 #include "dispatch/select.h"
-#include "device/device.h"
 #include "exec/device_executor.h"
 #include "exec/host_executor.h"
 #include "plan/dtype.h"
@@ -186,21 +186,24 @@ Result<Device*> callDevice(const CollArgs& args, const Comm& comm, const CallStr
   for (const P2pCall& c : args.p2p) count(c.buf);
   if (stream.host) {
     if (onDevice)
-      return invalidArgument(me + "device buffers on a host stream (myrStreamCreate): pass the device's stream "
-                                  "(a cudaStream_t) instead");
+      return invalidArgument(me +
+                             "device buffers on a host stream (myrStreamCreate): pass the device's stream "
+                             "(a cudaStream_t) instead");
     return nullptr;
   }
   if (onDevice == 0 && total > 0) {
     if (stream.device)
-      return invalidArgument(me + "the stream is not a host stream (myrStreamCreate), and the buffers are host "
-                                  "memory: host buffers take a host stream or NULL");
+      return invalidArgument(me +
+                             "the stream is not a host stream (myrStreamCreate), and the buffers are host "
+                             "memory: host buffers take a host stream or NULL");
     return nullptr;
   }
-  if (onDevice == 0 && !stream.device) return nullptr;  // no buffers (barrier, empty calls): host, unless a
-                                                        // device stream orders it
+  if (onDevice == 0 && !stream.device)
+    return nullptr;  // no buffers (barrier, empty calls): host, unless a
+                     // device stream orders it
   if (!dev.isOk())
-    return invalidArgument(me + "the stream is not a host stream (myrStreamCreate), and there is no device: " +
-                           dev.status().message());
+    return invalidArgument(
+        me + "the stream is not a host stream (myrStreamCreate), and there is no device: " + dev.status().message());
   if (onDevice != total)
     return invalidArgument(me + "one call takes host or device buffers, not both: " + bufferKinds(args, *dev.value()));
   return dev.value();

@@ -16,8 +16,12 @@ using Kind = Schedule::Kind;
 // Lane 0 is the caller's stream; a peer p has four: its sends, its receives, and the compute lanes that
 // follow each of them.
 enum LaneKind : int32_t { kSendLane = 0, kRecvLane = 1, kAfterSend = 2, kAfterRecv = 3, kPerPeer = 4 };
-int32_t peerLane(int peer, LaneKind k) { return 1 + kPerPeer * peer + k; }
-bool isMessageLane(int32_t lane) { return lane > 0 && (lane - 1) % kPerPeer < kAfterSend; }
+int32_t peerLane(int peer, LaneKind k) {
+  return 1 + kPerPeer * peer + k;
+}
+bool isMessageLane(int32_t lane) {
+  return lane > 0 && (lane - 1) % kPerPeer < kAfterSend;
+}
 
 class Lowering {
  public:
@@ -198,7 +202,7 @@ class Lowering {
   std::vector<int32_t> laneOf_;   // per step
   std::vector<int32_t> eventOf_;  // per step: its event among this call's, or -1 (no dependent elsewhere)
   int32_t events_ = 0;
-  std::vector<int32_t> used_;  // lanes other than the caller's stream, in order of first use
+  std::vector<int32_t> used_;                  // lanes other than the caller's stream, in order of first use
   std::unordered_map<uint64_t, Step> waited_;  // (lane, other lane) -> the latest step of other waited for
   DeviceEvent* start_ = nullptr;
   DeviceEvent* end_ = nullptr;

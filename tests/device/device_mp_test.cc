@@ -1,6 +1,6 @@
 // The device tier over real processes: forked ranks with MYRIAD_DEVICE=host (or, in the gpu tier,
-// MYRIAD_TEST_DEVICE=cuda: the same tests on a real GPU, several processes sharing it through CUDA IPC) call the public C API on
-// device memory (myrMemAlloc of the host-backed device) with a device stream, as a CUDA program passes its
+// MYRIAD_TEST_DEVICE=cuda: the same tests on a real GPU, several processes sharing it through CUDA IPC) call the public
+// C API on device memory (myrMemAlloc of the host-backed device) with a device stream, as a CUDA program passes its
 // cudaStream_t — so the dispatch, the pair handshake of transports/cuda_ipc (memfd descriptors over a Unix
 // socket) and the lowering run as they do on a GPU. Every collective and send/recv at 2-4 ranks, in and out of
 // place, counts 0, 1, n-1 and 100,003, against references computed here; stream order (a producer copy
@@ -81,7 +81,17 @@ std::string expectEq(const std::string& what, const std::vector<float>& got, con
   return "";
 }
 
-enum class Call { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kGather, kScatter, kSendRecv };
+enum class Call {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kGather,
+  kScatter,
+  kSendRecv
+};
 
 const char* name(Call c) {
   const char* names[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
@@ -92,8 +102,8 @@ const char* name(Call c) {
 // One call on every rank; "" or what is wrong on this rank.
 std::string runCase(myrComm_t comm, Dev& d, Call call, int rank, int n, size_t count, bool inPlace) {
   const size_t un = static_cast<size_t>(n);
-  const std::string what = std::string(name(call)) + " count " + std::to_string(count) +
-                           (inPlace ? " in place" : "") + " rank " + std::to_string(rank);
+  const std::string what = std::string(name(call)) + " count " + std::to_string(count) + (inPlace ? " in place" : "") +
+                           " rank " + std::to_string(rank);
   size_t sendN = count, recvN = count;
   if (call == Call::kAllGather || call == Call::kGather) recvN = count * un;
   if (call == Call::kReduceScatter || call == Call::kScatter) sendN = count * un;
@@ -139,8 +149,7 @@ std::string runCase(myrComm_t comm, Dev& d, Call call, int rank, int n, size_t c
   }
   if (r != myrSuccess) return what + ": " + resultText(name(call), r, comm);
   std::vector<float> got;
-  if (std::string e = d.get(recv, recvN, &got); !e.empty())
-    return what + ": " + e;
+  if (std::string e = d.get(recv, recvN, &got); !e.empty()) return what + ": " + e;
 
   std::vector<float> want;
   auto sum = [&](size_t i) {
@@ -205,11 +214,11 @@ std::string useTestDevice() {
   return "no " + testDevice() + " device: " + (probe.ranks.empty() ? probe.setupError : probe.ranks[0].report);
 }
 
-#define USE_TEST_DEVICE()                               \
-  do {                                                  \
-    std::string why = useTestDevice();                  \
+#define USE_TEST_DEVICE()                                      \
+  do {                                                         \
+    std::string why = useTestDevice();                         \
     if (!why.empty() && testDevice() == "host") FAIL() << why; \
-    if (!why.empty()) GTEST_SKIP() << why;              \
+    if (!why.empty()) GTEST_SKIP() << why;                     \
   } while (0)
 
 int child(int n, int rank, const myrUniqueId& id, const std::function<std::string(myrComm_t, Dev&)>& body) {
@@ -295,9 +304,8 @@ TEST(DeviceMpErrors, MixedBuffersAndStreamsAreRefused) {
       std::vector<float> host(16, 1.0f);
       myrStream_t hostStream = nullptr;
       if (myrStreamCreate(&hostStream) != myrSuccess) return "myrStreamCreate failed";
-      std::string err =
-          expectError("host+device", myrAllReduce(host.data(), dev, 16, myrFloat32, myrSum, comm, d.s()),
-                      myrInvalidArgument, comm, "both");
+      std::string err = expectError("host+device", myrAllReduce(host.data(), dev, 16, myrFloat32, myrSum, comm, d.s()),
+                                    myrInvalidArgument, comm, "both");
       if (err.empty())
         err = expectError("device on host stream", myrAllReduce(dev, dev, 16, myrFloat32, myrSum, comm, hostStream),
                           myrInvalidArgument, comm, "stream");

@@ -15,6 +15,7 @@ HostDeviceOptions options(uint64_t seed) {
   // One worker runs every rank's streams: when all of them wait, nobody else can write a flag, so a short
   // stall is already a deadlock.
   o.stallTime = std::chrono::milliseconds(1000);
+  o.kernelsOnHostMemory = true;  // the cases hold their buffers in host memory (tests/sim/sim_call.h)
   return o;
 }
 
@@ -58,9 +59,8 @@ Result<std::unique_ptr<DeviceChannel>> LocalChannels::open(int me, int peer) {
 
 DeviceRunner::DeviceRunner(int nranks, uint64_t seed) : dev_(options(seed)), channels_(dev_, layouts(nranks, seed)) {
   for (int r = 0; r < nranks; ++r) {
-    comms_.push_back(std::make_unique<DeviceComm>(dev_, r, nranks, [this, r](Device&, int peer) {
-      return channels_.open(r, peer);
-    }));
+    comms_.push_back(std::make_unique<DeviceComm>(dev_, r, nranks,
+                                                  [this, r](Device&, int peer) { return channels_.open(r, peer); }));
     auto s = dev_.createStream();
     MYR_ASSERT(s.isOk());
     dev_.setName(s.value(), "rank " + std::to_string(r) + " caller's stream");

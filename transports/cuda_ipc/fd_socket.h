@@ -16,8 +16,8 @@
 namespace myriad {
 
 struct PeerCheck {
-  int pid = 0;            // expected pid of the peer; 0: check the user only
-  std::string name;       // "rank 3 (host pid 4121)" for messages
+  int pid = 0;       // expected pid of the peer; 0: check the user only
+  std::string name;  // "rank 3 (host pid 4121)" for messages
 };
 
 // Connected socket to the peer of pair `name` (abstract address); `listen` on the lower rank's side.

@@ -53,8 +53,8 @@ Result<Hello> decode(const std::vector<uint8_t>& bytes, int peer, const std::str
   uint32_t blob = r.u32();
   if (r.failed() || magic != kMagic || version != kVersion)
     return invalidUsage("device memory exchange with " + who + ": not a Myriad hello (version mismatch?)");
-  if (h.rank != peer) return invalidUsage("device memory exchange with " + who + ": it says it is rank " +
-                                          std::to_string(h.rank));
+  if (h.rank != peer)
+    return invalidUsage("device memory exchange with " + who + ": it says it is rank " + std::to_string(h.rank));
   if (h.layout.slots < 1 || h.layout.slots > 1024 || h.layout.slotBytes < 256 || h.layout.slotBytes % 256 != 0 ||
       h.layout.slotBytes > (uint64_t{1} << 30) || h.bytes != h.layout.bytes() || blob > kMaxBlob)
     return invalidUsage("device memory exchange with " + who + ": malformed inbox description");
