@@ -4,6 +4,11 @@ Myriad is found through MYRIAD_PREFIX (an install prefix: include/myriad/myriad.
 as `cmake --install` lays them out) or, without it, through pkg-config's myriad.pc. Install with
     pip install --no-build-isolation ./plugins/torch
 so that the build sees the installed torch (an isolated build would fetch another one).
+
+When that torch has CUDA (torch.version.cuda is set, GPU or not), the extension takes CUDA tensors too
+(MYRIAD_TORCH_CUDA=1). It reaches CUDA only through c10's device-generic streams and events, so it needs
+neither nvcc nor a CUDA header: the same sources build against a CPU torch. MYRIAD_TORCH_CUDA=0 in the
+environment builds a CPU-only extension against a CUDA torch.
 """
 
 import os
@@ -38,7 +43,8 @@ def myriad_paths():
 
 
 include_dirs, library_dirs = myriad_paths()
-sources = ["dtype_map.cc", "work.cc", "backend.cc", "collectives.cc", "module.cc"]
+sources = ["dtype_map.cc", "device_streams.cc", "work.cc", "backend.cc", "collectives.cc", "module.cc"]
+cuda = torch.version.cuda is not None and os.environ.get("MYRIAD_TORCH_CUDA", "1") != "0"
 
 setup(
     name="torch_myriad",
@@ -52,6 +58,7 @@ setup(
             include_dirs=include_dirs,
             library_dirs=library_dirs,
             libraries=["myriad"],
+            define_macros=[("MYRIAD_TORCH_CUDA", "1" if cuda else "0")],
             extra_compile_args=["-O2", "-g0"],
             extra_link_args=[f"-Wl,-rpath,{d}" for d in library_dirs],
         )

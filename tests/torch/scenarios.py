@@ -166,6 +166,65 @@ def world_main(rank, world, store_path, out_dir, backend):
     report(out_dir, rank, {"failures": failures, "checks": count, "gloo_compared": compared})
 
 
+def devices_main(rank, world, store_path, out_dir):
+    """Which devices "myriad" serves: CPU always, CUDA exactly when the extension was built against a torch
+    with CUDA; the device-string forms of init_process_group and new_group on whichever torch this is."""
+    c = Checks(rank, world, None, None)
+    cuda = torch_myriad._C.cuda
+
+    def registration():
+        assert not cuda or torch.version.cuda is not None, "built for CUDA against a torch without it"
+        want = ["cpu", "cuda"] if cuda else ["cpu"]
+        assert torch_myriad.DEVICES == want, torch_myriad.DEVICES
+        assert dist.Backend.backend_capability["myriad"] == want, dist.Backend.backend_capability["myriad"]
+
+    def all_reduce(group, what):
+        t = inp(rank, 400, (6,), torch.float32)
+        dist.all_reduce(t, group=group)
+        expect_same(t, reduce_local([inp(r, 400, (6,), torch.float32) for r in range(world)], SUM, torch.float32,
+                                    world), what)
+
+    def backend_of(group, device):
+        return group._get_backend(torch.device(device)).name()
+
+    def cpu_form():
+        assert dist.get_backend() == "cpu:myriad", dist.get_backend()
+        assert backend_of(dist.group.WORLD, "cpu") == "myriad"
+        all_reduce(None, 'all_reduce on "cpu:myriad"')
+
+    def plain_form():
+        g = dist.new_group(backend="myriad")
+        all_reduce(g, 'all_reduce on "myriad"')
+        if cuda:  # one backend object serves both device types
+            assert backend_of(g, "cuda") == "myriad"
+            assert g._get_backend(torch.device("cuda")) is g._get_backend(torch.device("cpu"))
+            return
+        try:  # without CUDA, "myriad" leaves CUDA tensors to no backend, and torch says so
+            backend_of(g, "cuda")
+        except RuntimeError:
+            return
+        raise AssertionError('"myriad" has a backend for cuda, but this torch_myriad was built without CUDA')
+
+    def mixed_form():
+        # torch takes the device:backend form as written, with or without CUDA: without it, the myriad
+        # backend of the group exists but no CUDA tensor can reach it; CPU tensors go to gloo
+        g = dist.new_group(backend="cpu:gloo,cuda:myriad")
+        assert backend_of(g, "cpu") == "gloo" and backend_of(g, "cuda") == "myriad"
+        all_reduce(g, 'all_reduce (gloo) on "cpu:gloo,cuda:myriad"')
+
+    try:
+        dist.init_process_group("cpu:myriad", init_method=f"file://{store_path}", rank=rank, world_size=world,
+                                timeout=datetime.timedelta(seconds=120))
+        c.check("registration", registration)
+        c.check('"cpu:myriad"', cpu_form)
+        c.check('"myriad"', plain_form)
+        c.check('"cpu:gloo,cuda:myriad"', mixed_form)
+        dist.destroy_process_group()
+    except Exception as e:  # noqa: BLE001
+        c.failures.append(f"rank {rank}: {type(e).__name__}: {e}")
+    report(out_dir, rank, {"failures": c.failures, "checks": c.count})
+
+
 def exit_main(rank, world, store_path, out_dir, victim, timeout_s):
     """DDP training in which `victim` leaves (os._exit) before step 4; the others must raise naming it."""
     _init(rank, world, store_path, "myriad", timeout_s)

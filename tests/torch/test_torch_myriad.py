@@ -1,5 +1,6 @@
 """pytest entry of the torch tier: one spawn of N ranks per world size runs every check inside
-(scenarios.world_main); a second run has a rank leave mid-training. Run from this folder's parent or
+(scenarios.world_main); one checks the device types the backend serves (scenarios.devices_main); another
+has a rank leave mid-training. Run from this folder's parent or
 with this folder on sys.path; MYRIAD_TORCH_WORLD=2,3 limits the world sizes."""
 
 import os
@@ -39,6 +40,13 @@ def test_world(world):
     problems, checks, compared = _collect(results, world)
     print(f"world {world}: {checks} checks per rank, {compared} of them also compared with gloo")
     assert not problems, "\n".join(problems[:30]) + (f"\n... {len(problems) - 30} more" if len(problems) > 30 else "")
+
+
+def test_devices():
+    results = harness.run(scenarios.devices_main, 2, 240)
+    problems, checks, _ = _collect(results, 2)
+    print(f"devices: {checks} checks per rank")
+    assert not problems, "\n".join(problems)
 
 
 def test_rank_exit():

@@ -2,6 +2,8 @@
 // and shutdown. The collectives themselves are in collectives.cc.
 #include "backend.h"
 
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/StreamGuard.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -91,14 +93,34 @@ c10::intrusive_ptr<WorkMyriad> BackendMyriad::begin(c10d::OpType type, const cha
 }
 
 c10::intrusive_ptr<c10d::Work> BackendMyriad::submit(const c10::intrusive_ptr<WorkMyriad>& work) {
-  if (work == coalesced_) return work;  // queued as a whole by endCoalescing
+  // Ordered after what the caller's stream holds now (its inputs, the staging copies just queued there).
+  if (work->onCuda()) streams_.waitForCaller(*work->device());
+  if (work == coalesced_) return work;  // issued as a whole by endCoalescing
   {
     std::lock_guard<std::mutex> lock(queueMu_);
     TORCH_CHECK(!stop_, "myriad: ", work->name(), " on rank ", rank_, " after the backend was shut down");
-    queue_.push_back(work);
+    work->setTicket(nextTicket_++);
+    if (!work->onCuda()) queue_.push_back(work);
+  }
+  if (work->onCuda()) {
+    enqueue(*work);
+    return work;
   }
   queueCv_.notify_one();
   return work;
+}
+
+void BackendMyriad::awaitTurn(uint64_t ticket) {
+  std::unique_lock<std::mutex> lock(turnMu_);
+  turnCv_.wait(lock, [&] { return turn_ == ticket; });
+}
+
+void BackendMyriad::passTurn() {
+  {
+    std::lock_guard<std::mutex> lock(turnMu_);
+    ++turn_;
+  }
+  turnCv_.notify_all();
 }
 
 void BackendMyriad::loop() {
@@ -124,26 +146,30 @@ std::string BackendMyriad::failure(const WorkMyriad& work, myrResult_t r) {
          myrGetErrorString(r) + ")";
 }
 
+myrResult_t BackendMyriad::issue(WorkMyriad& work, myrStream_t stream) {
+  // A coalesced batch is one Myriad group, so any mix of sends and receives completes.
+  const bool group = work.steps().size() > 1 || work.name() == "coalesced";
+  if (group) myrGroupStart();
+  myrResult_t r = myrSuccess;
+  for (auto& step : work.steps()) {
+    r = step.issue(comm_, stream);
+    if (r != myrSuccess) break;
+  }
+  if (group) {
+    const myrResult_t e = myrGroupEnd();
+    if (r == myrSuccess) r = e;
+  }
+  return r;
+}
+
 void BackendMyriad::run(WorkMyriad& work) {
   myrResult_t r = myrSuccess;
+  awaitTurn(work.ticket());
   {
     std::lock_guard<std::mutex> lock(commMu_);
-    if (!comm_) {
-      work.fail(failure(work, myrInvalidUsage));
-      return;
-    }
-    // A coalesced batch is one Myriad group, so any mix of sends and receives completes.
-    const bool group = work.steps().size() > 1 || work.name() == "coalesced";
-    if (group) myrGroupStart();
-    for (auto& step : work.steps()) {
-      r = step.issue(comm_, stream_);
-      if (r != myrSuccess) break;
-    }
-    if (group) {
-      const myrResult_t e = myrGroupEnd();
-      if (r == myrSuccess) r = e;
-    }
+    r = comm_ ? issue(work, stream_) : myrInvalidUsage;
   }
+  passTurn();  // issued (or failed): later works may issue while this one runs
   const myrResult_t s = myrStreamSynchronize(stream_);
   if (r == myrSuccess) r = s;
   if (r != myrSuccess) {
@@ -156,6 +182,52 @@ void BackendMyriad::run(WorkMyriad& work) {
     return;
   }
   work.complete();
+}
+
+void BackendMyriad::enqueue(WorkMyriad& work) {
+  // Earlier works (host works the progress thread has not issued yet) go first; passing the turn on every
+  // path, exceptions included, lets later ones go.
+  awaitTurn(work.ticket());
+  struct Pass {
+    BackendMyriad* self;
+    ~Pass() { self->passTurn(); }
+  } pass{this};
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(commMu_);
+    if (comm_) {
+      const c10::Device device = *work.device();
+      const c10::DeviceGuard deviceGuard(device);
+      const c10::Stream stream = streams_.internal(device);
+      const c10::StreamGuard streamGuard(stream);  // finish()'s copies and the Future's events go on it
+      const myrResult_t r = issue(work, asMyriadStream(stream));
+      if (r == myrSuccess) {
+        auto self = c10::weak_intrusive_ptr<BackendMyriad>(
+            c10::intrusive_ptr<BackendMyriad>::unsafe_reclaim_from_nonowning(this));
+        work.enqueued(stream, [self] {
+          auto backend = self.lock();
+          return backend ? backend->asyncError() : std::string();
+        });
+        return;
+      }
+      message = failure(work, r);
+    } else {
+      message = failure(work, myrInvalidUsage);
+    }
+  }
+  work.fail(message);
+  C10_THROW_ERROR(DistBackendError, message);
+}
+
+std::string BackendMyriad::asyncError() {
+  std::lock_guard<std::mutex> lock(commMu_);
+  if (aborted_) return "myriad: rank " + std::to_string(rank_) + ": the communicator was aborted";
+  if (!comm_) return "";
+  myrResult_t e = myrSuccess;
+  if (myrCommGetAsyncError(comm_, &e) != myrSuccess || e == myrSuccess || e == myrInProgress) return "";
+  std::string what = myrGetLastError(comm_);
+  if (what.empty()) what = myrGetErrorString(e);
+  return "myriad: rank " + std::to_string(rank_) + ": " + what + " (" + myrGetErrorString(e) + ")";
 }
 
 c10::intrusive_ptr<c10d::Backend> BackendMyriad::split(const c10::intrusive_ptr<c10d::Store>& /*store*/,
@@ -211,6 +283,12 @@ void BackendMyriad::shutdown() {
     if (comm_) {
       myrResult_t asyncError = myrSuccess;
       myrCommGetAsyncError(comm_, &asyncError);
+      // What CUDA works enqueued runs to its end first, unless a failure shows up meanwhile (a dead peer's
+      // wait is released only by the abort below).
+      while (asyncError == myrSuccess && !streams_.idle()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        myrCommGetAsyncError(comm_, &asyncError);
+      }
       // A communicator whose peers failed is aborted: destroy would wait on them.
       if (asyncError == myrSuccess) {
         myrCommDestroy(comm_);

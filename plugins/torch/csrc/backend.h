@@ -1,7 +1,9 @@
-// BackendMyriad: a c10d::Backend over one Myriad communicator. Operations are turned into WorkMyriad
-// objects on the caller's thread and run, strictly in call order, by one progress thread that issues
-// them on the communicator's host stream and completes them when the stream has synchronised. So every
-// rank issues the same Myriad calls in the same order, whatever thread waits on what.
+// BackendMyriad: a c10d::Backend over one Myriad communicator. Operations become WorkMyriad objects on
+// the caller's thread. Works on CPU tensors run on one progress thread, which issues them on the
+// communicator's host stream and completes them when the stream has synchronised; works on CUDA tensors
+// are enqueued by the caller's thread on the backend's internal stream of their device and return at once.
+// Invariant: every work takes a ticket when submitted and issues its Myriad calls only in ticket order,
+// so every rank issues the same calls in the same order, whichever thread issues them and whatever waits.
 #pragma once
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include "device_streams.h"
 #include "myriad/myriad.h"
 #include "work.h"
 
@@ -81,11 +84,20 @@ class BackendMyriad : public c10d::Backend {
  private:
   /// A work for one operation, or the open coalesced batch while coalescing.
   c10::intrusive_ptr<WorkMyriad> begin(c10d::OpType type, const char* name);
-  /// Queues `work` (unless it is the open coalesced batch, queued by endCoalescing) and returns it.
+  /// Issues or queues `work` (unless it is the open coalesced batch, issued by endCoalescing); returns it.
   c10::intrusive_ptr<c10d::Work> submit(const c10::intrusive_ptr<WorkMyriad>& work);
   void loop();
   void run(WorkMyriad& work);
+  /// Enqueues a CUDA work on its device's internal stream, on the caller's thread; throws Myriad's message
+  /// when a call fails.
+  void enqueue(WorkMyriad& work);
+  /// The work's calls on `stream` (in one Myriad group when there are several); needs commMu_ and comm_.
+  myrResult_t issue(WorkMyriad& work, myrStream_t stream);
+  void awaitTurn(uint64_t ticket);
+  void passTurn();
   std::string failure(const WorkMyriad& work, myrResult_t r);
+  /// The communicator's asynchronous error as a message, "" when it has none.
+  std::string asyncError();
   void stopThread();
 
   myrComm_t comm_;  // null once aborted or shut down; guarded by commMu_
@@ -98,7 +110,14 @@ class BackendMyriad : public c10d::Backend {
   std::condition_variable queueCv_;
   std::deque<c10::intrusive_ptr<WorkMyriad>> queue_;
   bool stop_ = false;
+  uint64_t nextTicket_ = 0;  // guarded by queueMu_
   std::thread thread_;
+
+  std::mutex turnMu_;
+  std::condition_variable turnCv_;
+  uint64_t turn_ = 0;  // the ticket whose calls may be issued now
+
+  DeviceStreams streams_;
 
   c10::intrusive_ptr<WorkMyriad> coalesced_;  // the batch between startCoalescing and endCoalescing
 };

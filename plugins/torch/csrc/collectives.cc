@@ -1,7 +1,9 @@
 // The collectives of BackendMyriad, each as Steps on a WorkMyriad. Arguments are checked here, on the
 // caller's thread, so misuse raises at the call; Myriad runs on contiguous buffers: a non-contiguous
 // tensor is staged in a contiguous copy and copied back in finish(). Data movement goes as bytes (so every
-// dtype works); reductions use the type and operator dtype_map.h chose.
+// dtype works); reductions use the type and operator dtype_map.h chose. The same code serves CPU and CUDA
+// tensors: staging runs on the caller's current stream, which the work's stream waits for; each Step
+// lists the tensors it touches, which decides the work's device.
 #include <c10/util/Exception.h>
 
 #include <numeric>
@@ -12,14 +14,17 @@
 namespace torch_myriad {
 namespace {
 
-void checkCpu(const at::Tensor& t, const char* what) {
-  TORCH_CHECK(t.device().is_cpu(), "myriad: ", what, " needs CPU tensors, got one on ", t.device().str());
+void checkTensor(const at::Tensor& t, const char* what) {
   TORCH_CHECK(t.layout() == at::kStrided, "myriad: ", what, " needs dense (strided) tensors");
+  if (t.device().is_cpu()) return;
+  TORCH_CHECK(kCudaBuilt || !t.device().is_cuda(), "myriad: ", what, " got a tensor on ", t.device().str(),
+              ", but this torch_myriad was built against a torch without CUDA: it takes CPU tensors only");
+  TORCH_CHECK(t.device().is_cuda(), "myriad: ", what, " needs CPU or CUDA tensors, got one on ", t.device().str());
 }
 
 const at::Tensor& single(const std::vector<at::Tensor>& v, const char* what) {
   TORCH_CHECK(v.size() == 1, "myriad: ", what, " takes one tensor per process, got ", v.size());
-  checkCpu(v[0], what);
+  checkTensor(v[0], what);
   return v[0];
 }
 
@@ -80,7 +85,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::broadcast(std::vector<at::Tensor>&
   work->add(Step{[buf, root](myrComm_t c, myrStream_t s) {
                    return myrBroadcast(buf.data_ptr(), buf.data_ptr(), bytesOf(buf), myrUint8, root, c, s);
                  },
-                 copyBack(t, buf)},
+                 copyBack(t, buf),
+                 {buf}},
             {t});
   return submit(work);
 }
@@ -95,7 +101,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::allreduce(std::vector<at::Tensor>&
                    return myrAllReduce(buf.data_ptr(), buf.data_ptr(), reduceCount(buf, plan), plan.type, plan.op, c,
                                        s);
                  },
-                 copyBack(t, buf)},
+                 copyBack(t, buf),
+                 {buf}},
             {t});
   return submit(work);
 }
@@ -105,14 +112,15 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::allreduce_coalesced(std::vector<at
   TORCH_CHECK(!tensors.empty(), "myriad: allreduce_coalesced of no tensors");
   auto work = begin(c10d::OpType::ALLREDUCE_COALESCED, "allreduce_coalesced");
   for (const at::Tensor& t : tensors) {
-    checkCpu(t, "allreduce_coalesced");
+    checkTensor(t, "allreduce_coalesced");
     const ReducePlan plan = planReduce(t.scalar_type(), opts.reduceOp);
     at::Tensor buf = reduceInput(t, plan);
     work->add(Step{[buf, plan](myrComm_t c, myrStream_t s) {
                      return myrAllReduce(buf.data_ptr(), buf.data_ptr(), reduceCount(buf, plan), plan.type, plan.op, c,
                                          s);
                    },
-                   copyBack(t, buf)},
+                   copyBack(t, buf),
+                   {buf}},
               {t});
   }
   return submit(work);
@@ -131,7 +139,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::reduce(std::vector<at::Tensor>& te
                    return myrReduce(buf.data_ptr(), isRoot ? buf.data_ptr() : nullptr, reduceCount(buf, plan),
                                     plan.type, plan.op, root, c, s);
                  },
-                 isRoot ? copyBack(t, buf) : nullptr},
+                 isRoot ? copyBack(t, buf) : nullptr,
+                 {buf}},
             {t});
   return submit(work);
 }
@@ -143,7 +152,7 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::allgather(std::vector<std::vector<
   TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
               "myriad: allgather needs one list of ", size_, " output tensors");
   for (const at::Tensor& o : outputs[0]) {
-    checkCpu(o, "allgather");
+    checkTensor(o, "allgather");
     checkSame(o, in, "allgather");
   }
   auto work = begin(c10d::OpType::ALLGATHER, "allgather");
@@ -157,15 +166,16 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::allgather(std::vector<std::vector<
                  },
                  [outs, stage]() mutable {
                    for (size_t r = 0; r < outs.size(); ++r) outs[r].copy_(stage[r]);
-                 }},
+                 },
+                 {src, stage}},
             outs);
   return submit(work);
 }
 
 c10::intrusive_ptr<c10d::Work> BackendMyriad::_allgather_base(at::Tensor& output, at::Tensor& input,
                                                               const c10d::AllgatherOptions& /*opts*/) {
-  checkCpu(output, "all_gather_into_tensor");
-  checkCpu(input, "all_gather_into_tensor");
+  checkTensor(output, "all_gather_into_tensor");
+  checkTensor(input, "all_gather_into_tensor");
   TORCH_CHECK(output.scalar_type() == input.scalar_type() && output.numel() == input.numel() * size_,
               "myriad: all_gather_into_tensor needs an output of the input's dtype and ", size_, " times its elements");
   auto work = begin(c10d::OpType::_ALLGATHER_BASE, "all_gather_into_tensor");
@@ -174,7 +184,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::_allgather_base(at::Tensor& output
   work->add(Step{[src, dst](myrComm_t c, myrStream_t s) {
                    return myrAllGather(src.data_ptr(), dst.data_ptr(), bytesOf(src), myrUint8, c, s);
                  },
-                 copyBack(output, dst)},
+                 copyBack(output, dst),
+                 {src, dst}},
             {output});
   return submit(work);
 }
@@ -201,7 +212,7 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::gather(std::vector<std::vector<at:
     TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
                 "myriad: gather needs one list of ", size_, " output tensors on the root");
     for (const at::Tensor& o : outputs[0]) {
-      checkCpu(o, "gather");
+      checkTensor(o, "gather");
       checkSame(o, in, "gather");
     }
     outs = outputs[0];
@@ -227,7 +238,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::gather(std::vector<std::vector<at:
                    return myrGather(src.data_ptr(), stage.defined() ? stage.data_ptr() : nullptr, bytesOf(src),
                                     myrUint8, root, c, s);
                  },
-                 fin},
+                 fin,
+                 {src, stage}},
             outs);
   return submit(work);
 }
@@ -244,7 +256,7 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::scatter(std::vector<at::Tensor>& o
     TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_, "myriad: scatter needs one list of ",
                 size_, " input tensors on the root");
     for (const at::Tensor& i : inputs[0]) {
-      checkCpu(i, "scatter");
+      checkTensor(i, "scatter");
       checkSame(i, out, "scatter");
     }
     stage = at::stack(inputs[0]);
@@ -258,7 +270,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::scatter(std::vector<at::Tensor>& o
                    return myrScatter(stage.defined() ? stage.data_ptr() : nullptr, dst.data_ptr(), bytesOf(dst),
                                      myrUint8, root, c, s);
                  },
-                 copyBack(out, dst)},
+                 copyBack(out, dst),
+                 {stage, dst}},
             {out});
   return submit(work);
 }
@@ -270,7 +283,7 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::reduce_scatter(std::vector<at::Ten
   TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
               "myriad: reduce_scatter needs one list of ", size_, " input tensors");
   for (const at::Tensor& i : inputs[0]) {
-    checkCpu(i, "reduce_scatter");
+    checkTensor(i, "reduce_scatter");
     checkSame(i, out, "reduce_scatter");
   }
   const ReducePlan plan = planReduce(out.scalar_type(), opts.reduceOp);
@@ -281,15 +294,16 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::reduce_scatter(std::vector<at::Ten
                    return myrReduceScatter(stage.data_ptr(), dst.data_ptr(), reduceCount(dst, plan), plan.type, plan.op,
                                            c, s);
                  },
-                 copyBack(out, dst)},
+                 copyBack(out, dst),
+                 {stage, dst}},
             {out});
   return submit(work);
 }
 
 c10::intrusive_ptr<c10d::Work> BackendMyriad::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                                    const c10d::ReduceScatterOptions& opts) {
-  checkCpu(output, "reduce_scatter_tensor");
-  checkCpu(input, "reduce_scatter_tensor");
+  checkTensor(output, "reduce_scatter_tensor");
+  checkTensor(input, "reduce_scatter_tensor");
   TORCH_CHECK(output.scalar_type() == input.scalar_type() && input.numel() == output.numel() * size_,
               "myriad: reduce_scatter_tensor needs an input of the output's dtype and ", size_, " times its elements");
   const ReducePlan plan = planReduce(output.scalar_type(), opts.reduceOp);
@@ -300,7 +314,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::_reduce_scatter_base(at::Tensor& o
                    return myrReduceScatter(src.data_ptr(), dst.data_ptr(), reduceCount(dst, plan), plan.type, plan.op,
                                            c, s);
                  },
-                 copyBack(output, dst)},
+                 copyBack(output, dst),
+                 {src, dst}},
             {output});
   return submit(work);
 }
@@ -320,8 +335,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::alltoall_base(at::Tensor& output, 
                                                             std::vector<int64_t>& outputSplitSizes,
                                                             std::vector<int64_t>& inputSplitSizes,
                                                             const c10d::AllToAllOptions& /*opts*/) {
-  checkCpu(output, "alltoall_base");
-  checkCpu(input, "alltoall_base");
+  checkTensor(output, "alltoall_base");
+  checkTensor(input, "alltoall_base");
   TORCH_CHECK(output.scalar_type() == input.scalar_type(), "myriad: alltoall_base: dtypes differ");
   auto work = begin(c10d::OpType::ALLTOALL_BASE, "alltoall_base");
   at::Tensor src = input.contiguous();
@@ -332,7 +347,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::alltoall_base(at::Tensor& output, 
     work->add(Step{[src, dst, n = bytesOf(src) / size_](myrComm_t c, myrStream_t s) {
                      return myrAllToAll(src.data_ptr(), dst.data_ptr(), n, myrUint8, c, s);
                    },
-                   copyBack(output, dst)},
+                   copyBack(output, dst),
+                   {src, dst}},
               {output});
     return submit(work);
   }
@@ -343,7 +359,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::alltoall_base(at::Tensor& output, 
                    return myrAllToAllv(src.data_ptr(), sc.data(), sd.data(), dst.data_ptr(), rc.data(), rd.data(),
                                        myrUint8, c, s);
                  },
-                 copyBack(output, dst)},
+                 copyBack(output, dst),
+                 {src, dst}},
             {output});
   return submit(work);
 }
@@ -356,8 +373,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::alltoall(std::vector<at::Tensor>& 
   std::vector<size_t> sc(size_), sd(size_), rc(size_), rd(size_);
   std::vector<at::Tensor> parts;
   for (int p = 0; p < size_; ++p) {
-    checkCpu(inputs[p], "alltoall");
-    checkCpu(outputs[p], "alltoall");
+    checkTensor(inputs[p], "alltoall");
+    checkTensor(outputs[p], "alltoall");
     parts.push_back(flatBytes(inputs[p]));
     sc[p] = bytesOf(inputs[p]);
     rc[p] = bytesOf(outputs[p]);
@@ -368,7 +385,7 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::alltoall(std::vector<at::Tensor>& 
   }
   auto work = begin(c10d::OpType::ALLTOALL, "alltoall");
   at::Tensor src = at::cat(parts);
-  at::Tensor stage = at::empty({static_cast<int64_t>(rd[size_ - 1] + rc[size_ - 1])}, at::kByte);
+  at::Tensor stage = at::empty({static_cast<int64_t>(rd[size_ - 1] + rc[size_ - 1])}, src.options());
   std::vector<at::Tensor> outs = outputs;
   work->add(Step{[src, stage, sc, sd, rc, rd](myrComm_t c, myrStream_t s) {
                    return myrAllToAllv(src.data_ptr(), sc.data(), sd.data(), stage.data_ptr(), rc.data(), rd.data(),
@@ -379,7 +396,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::alltoall(std::vector<at::Tensor>& 
                      at::Tensor bytes = stage.narrow(0, static_cast<int64_t>(rd[p]), static_cast<int64_t>(rc[p]));
                      outs[p].copy_(bytes.view(outs[p].scalar_type()).view(outs[p].sizes()));
                    }
-                 }},
+                 },
+                 {src, stage}},
             outs);
   return submit(work);
 }
@@ -393,7 +411,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::send(std::vector<at::Tensor>& tens
   work->add(Step{[src, dstRank](myrComm_t c, myrStream_t s) {
                    return myrSend(src.data_ptr(), bytesOf(src), myrUint8, dstRank, c, s);
                  },
-                 nullptr},
+                 nullptr,
+                 {src}},
             {t});
   return submit(work);
 }
@@ -407,14 +426,18 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::recv(std::vector<at::Tensor>& tens
   work->add(Step{[dst, srcRank](myrComm_t c, myrStream_t s) {
                    return myrRecv(dst.data_ptr(), bytesOf(dst), myrUint8, srcRank, c, s);
                  },
-                 copyBack(t, dst)},
+                 copyBack(t, dst),
+                 {dst}},
             {t});
   return submit(work);
 }
 
 c10::intrusive_ptr<c10d::Work> BackendMyriad::barrier(const c10d::BarrierOptions& /*opts*/) {
   auto work = begin(c10d::OpType::BARRIER, "barrier");
-  work->add(Step{[](myrComm_t c, myrStream_t s) { return myrBarrier(c, s); }, nullptr}, {});
+  // A host barrier; as with ProcessGroupNCCL's, it also returns only once the CUDA works issued before it
+  // have run (their streams are synchronised after it).
+  work->add(Step{[](myrComm_t c, myrStream_t s) { return myrBarrier(c, s); }, [this] { streams_.synchronizeAll(); }},
+            {});
   return submit(work);
 }
 

@@ -22,4 +22,5 @@ PYBIND11_MODULE(_C, m) {
   int version = 0;
   myrGetVersion(&version);
   m.attr("myriad_version") = version;
+  m.attr("cuda") = torch_myriad::kCudaBuilt;  // built against a torch with CUDA: takes CUDA tensors
 }

@@ -1,7 +1,8 @@
 """torch_myriad: Myriad's collectives as a torch.distributed backend.
 
-``import torch_myriad`` registers the backend "myriad"; then
-``torch.distributed.init_process_group("myriad", ...)`` (or "cpu:myriad,cuda:nccl" and the like) uses it.
+``import torch_myriad`` registers the backend "myriad" for CPU tensors, and for CUDA tensors when it was
+built against a torch with CUDA; then ``torch.distributed.init_process_group("myriad", ...)`` (or
+"cpu:gloo,cuda:myriad", "cpu:myriad,cuda:nccl" and the like) uses it.
 The communicator is bootstrapped through the c10d Store torch hands over, so torchrun and the env://,
 tcp:// and file:// init methods all work.
 """
@@ -15,8 +16,9 @@ __all__ = ["BackendMyriad", "myriad_version", "DEVICES"]
 
 BackendMyriad = _C.BackendMyriad
 myriad_version = _C.myriad_version
-# Myriad's CUDA path is not written yet, so the backend takes CPU tensors only.
-DEVICES = ["cpu"]
+# The device types "myriad" alone stands for. Built against a CPU torch, the extension takes CPU tensors
+# only and "cuda" is left to other backends.
+DEVICES = ["cpu", "cuda"] if _C.cuda else ["cpu"]
 
 
 def _create(dist_opts, backend_options):
