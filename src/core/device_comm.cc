@@ -38,10 +38,12 @@ Result<DeviceChannel*> DeviceComm::channel(int peer) {
   return slot.get();
 }
 
-Result<DeviceStream*> DeviceComm::lane(size_t i) {
+Result<DeviceStream*> DeviceComm::lane(size_t i, bool* created) {
+  if (created) *created = false;
   if (i >= lanes_.size()) lanes_.resize(i + 1, nullptr);
   if (!lanes_[i]) {
     MYR_ASSIGN_OR_RETURN(lanes_[i], device_.createStream());
+    if (created) *created = true;
   }
   return lanes_[i];
 }

@@ -80,8 +80,8 @@ class DeviceComm {
   int nranks() const { return nranks_; }
   // The channel to `peer`, opened on first use.
   Result<DeviceChannel*> channel(int peer);
-  // Internal stream number `i`, created on first use and kept.
-  Result<DeviceStream*> lane(size_t i);
+  // Internal stream number `i`, created on first use (then *created is set) and kept.
+  Result<DeviceStream*> lane(size_t i, bool* created = nullptr);
   // Event number `i` of the pool, created on first use and kept. A call may use each once per call.
   Result<DeviceEvent*> event(size_t i);
   // At least `bytes` of device memory. A larger request allocates anew; earlier blocks stay until the

@@ -60,6 +60,13 @@ class Device {
   virtual void destroyEvent(DeviceEvent* e) = 0;
   // Blocks the host until everything enqueued on `s` so far has run.
   virtual Status synchronize(DeviceStream* s) = 0;
+  // True while `s` is being captured into a CUDA graph.
+  virtual Result<bool> capturing(DeviceStream* s) {
+    (void)s;
+    return false;
+  }
+  // The stream's name in the device's own reports (the host-backed device's deadlock report).
+  virtual void setName(DeviceStream* s, const std::string& name) { (void)s, (void)name; }
 
   // ---- stream-ordered operations ----
   virtual Status record(DeviceEvent* e, DeviceStream* s) = 0;

@@ -175,7 +175,7 @@ void HostBackedDevice::destroyEvent(DeviceEvent* e) {
   events_.erase(reinterpret_cast<Event*>(e));  // queued records and waits keep it alive until they ran
 }
 
-void HostBackedDevice::setName(DeviceStream* s, std::string name) {
+void HostBackedDevice::setName(DeviceStream* s, const std::string& name) {
   std::lock_guard<std::mutex> lk(mu_);
   if (Queue* q = queueOf(s)) q->name = std::move(name);
 }

@@ -75,7 +75,7 @@ class HostBackedDevice final : public Device {
 
   // ---- for tests and messages ----
   // The stream's name in stall reports (default "stream N").
-  void setName(DeviceStream* s, std::string name);
+  void setName(DeviceStream* s, const std::string& name) override;
   void setStallTime(std::chrono::milliseconds stallTime);
   // The last deadlock report ("" when none was ever made): each blocked stream and what it awaits.
   std::string stallReport() const;

@@ -90,6 +90,12 @@ class Lowering {
   // The caller's stream waits for the communicator's previous call, then everything of this call starts
   // after what the stream already holds.
   Status start() {
+    MYR_ASSIGN_OR_RETURN(bool capturing, dev_.capturing(user_));
+    if (capturing)
+      return invalidUsage(s_.name() +
+                          ": the stream is being captured into a CUDA graph, which device calls do not "
+                          "support yet (their flags count up across calls: a replay would wait for "
+                          "the values of the capture)");
     MYR_ASSIGN_OR_RETURN(end_, dc_.endEvent());
     if (dc_.ranBefore()) MYR_TRY(dev_.waitEvent(user_, end_));
     MYR_ASSIGN_OR_RETURN(start_, dc_.event(0));
@@ -100,7 +106,14 @@ class Lowering {
 
   Result<DeviceStream*> stream(int32_t lane) {
     if (lane == 0) return user_;
-    MYR_ASSIGN_OR_RETURN(DeviceStream * s, dc_.lane(static_cast<size_t>(lane)));
+    bool created = false;
+    MYR_ASSIGN_OR_RETURN(DeviceStream * s, dc_.lane(static_cast<size_t>(lane), &created));
+    if (created) {
+      static const char* const kWhat[] = {"sends to", "receives from", "compute after sends to",
+                                          "compute after receives from"};
+      dev_.setName(s, "rank " + std::to_string(dc_.rank()) + " lane: " + kWhat[(lane - 1) % kPerPeer] + " rank " +
+                          std::to_string((lane - 1) / kPerPeer));
+    }
     if (std::find(used_.begin(), used_.end(), lane) == used_.end()) {
       used_.push_back(lane);
       MYR_TRY(dev_.waitEvent(s, start_));
