@@ -132,6 +132,7 @@ void Comm::findStoreOwner() {
 
 Comm::~Comm() {
   waitIdle();
+  stopWatchingDevice();
   if (errors_.aborted() && device_) device_->releaseWaits();
   device_.reset();  // waits for what is enqueued on the device
   if (!errors_.aborted()) {
@@ -246,6 +247,7 @@ Result<DeviceComm*> Comm::deviceComm(Device& device) {
   if (!deviceChannels_)
     return invalidUsage("rank " + std::to_string(rank_) + ": this communicator cannot reach peers from device memory");
   device_ = std::make_unique<DeviceComm>(device, rank_, nranks_, deviceChannels_(*this));
+  deviceWatch_ = std::thread([this] { watchDevice(); });
   return device_.get();
 }
 

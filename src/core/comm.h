@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/config.h"
@@ -135,11 +136,17 @@ class Comm {
   std::vector<std::unique_ptr<Connection>> conns_;  // by rank, opened lazily
   std::function<DeviceChannelOpener(Comm&)> deviceChannels_;
   std::unique_ptr<DeviceComm> device_;  // created at the first call on device memory
-  std::mutex deviceMu_;                 // device_ against abort() from another thread
-  std::vector<Connection*> open_;       // the opened ones, for liveness checks
-  std::string storeOwner_;              // who hosts the tcp store, for messages
-  bool oversubscribed_ = false;         // more ranks on this host than cores: sleep at once instead of spinning
-  CpuWaiters cpuWaiters_;               // otherwise: spin on while nobody waits for a CPU
+  // While device_ exists: watches the peers device work may wait on (core/device_watch.cc).
+  std::thread deviceWatch_;
+  std::condition_variable deviceWatchCv_;
+  bool stopDeviceWatch_ = false;
+  void watchDevice();
+  void stopWatchingDevice();
+  std::mutex deviceMu_;            // device_ against abort() from another thread
+  std::vector<Connection*> open_;  // the opened ones, for liveness checks
+  std::string storeOwner_;         // who hosts the tcp store, for messages
+  bool oversubscribed_ = false;    // more ranks on this host than cores: sleep at once instead of spinning
+  CpuWaiters cpuWaiters_;          // otherwise: spin on while nobody waits for a CPU
   ErrorState errors_;
   std::mutex execMutex_;
   std::mutex pendingMu_;

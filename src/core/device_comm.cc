@@ -15,7 +15,8 @@ DeviceComm::DeviceComm(Device& device, int rank, int nranks, DeviceChannelOpener
 }
 
 DeviceComm::~DeviceComm() {
-  // Whatever is still enqueued may use channels and scratch: let it finish (or fail) first.
+  // Whatever is still enqueued may use channels and scratch: let it finish (or fail) first. (After a peer
+  // died the communicator released the waits, so this returns.)
   for (DeviceStream* s : lanes_)
     if (s) device_.synchronize(s).ignore();
   channels_.clear();
@@ -33,6 +34,7 @@ Result<DeviceChannel*> DeviceComm::channel(int peer) {
   auto& slot = channels_[static_cast<size_t>(peer)];
   if (!slot) {
     MYR_ASSIGN_OR_RETURN(slot, opener_(device_, peer));
+    std::lock_guard<std::mutex> lock(openMu_);
     open_.push_back(slot.get());
   }
   return slot.get();
@@ -73,7 +75,21 @@ Result<uint8_t*> DeviceComm::scratch(size_t bytes) {
   return static_cast<uint8_t*>(scratch_.back());
 }
 
+bool DeviceComm::busy() {
+  if (!ranBefore()) return false;  // end_ exists once a call was enqueued
+  auto finished = device_.done(end_);
+  return !finished.isOk() || !finished.value();
+}
+
+std::vector<int> DeviceComm::channelPeers() const {
+  std::lock_guard<std::mutex> lock(openMu_);
+  std::vector<int> out;
+  for (const DeviceChannel* c : open_) out.push_back(c->peer);
+  return out;
+}
+
 void DeviceComm::releaseWaits() {
+  std::lock_guard<std::mutex> lock(openMu_);
   for (DeviceChannel* c : open_) {
     device_.releaseFlag(c->arrived(), kReleased).ignore();
     device_.releaseFlag(c->freed(), kReleased).ignore();

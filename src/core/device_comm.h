@@ -10,10 +10,12 @@
 // Every wait polls this rank's own memory; every signal writes the peer's.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "base/status.h"
@@ -90,26 +92,29 @@ class DeviceComm {
   // The event recorded at the end of every call: the next call, on whatever stream, starts after the last
   // one's record, so a communicator's calls never overlap on the device (they share channels and scratch).
   Result<DeviceEvent*> endEvent();
-  bool ranBefore() const { return ranBefore_; }
-  void markRan() { ranBefore_ = true; }
+  bool ranBefore() const { return ranBefore_.load(std::memory_order_acquire); }
+  // True when a call was enqueued and has not finished on the device yet.
+  bool busy();
+  void markRan() { ranBefore_.store(true, std::memory_order_release); }
   // Releases every wait of every channel (abort): the flags this rank waits on jump past any value a call
   // can wait for, so no stream stays blocked on a dead peer.
   void releaseWaits();
-  // Channels opened so far (for liveness checks and abort).
-  const std::vector<DeviceChannel*>& openChannels() const { return open_; }
+  // The peers of the channels opened so far (for liveness checks); safe from any thread.
+  std::vector<int> channelPeers() const;
 
  private:
   Device& device_;
   int rank_, nranks_;
   DeviceChannelOpener opener_;
   std::vector<std::unique_ptr<DeviceChannel>> channels_;  // by rank
+  mutable std::mutex openMu_;                             // open_ against the watch and abort threads
   std::vector<DeviceChannel*> open_;
   std::vector<DeviceStream*> lanes_;
   std::vector<DeviceEvent*> events_;
   std::vector<void*> scratch_;  // every block ever allocated; the last is the current one
   size_t scratchBytes_ = 0;
   DeviceEvent* end_ = nullptr;
-  bool ranBefore_ = false;
+  std::atomic<bool> ranBefore_{false};  // read by the communicator's device watch
 };
 
 }  // namespace myriad

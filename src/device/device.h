@@ -60,6 +60,9 @@ class Device {
   virtual void destroyEvent(DeviceEvent* e) = 0;
   // Blocks the host until everything enqueued on `s` so far has run.
   virtual Status synchronize(DeviceStream* s) = 0;
+  // True when the most recent record of `e` enqueued so far has run (cudaEventQuery), or `e` was never
+  // recorded.
+  virtual Result<bool> done(DeviceEvent* e) = 0;
   // True while `s` is being captured into a CUDA graph.
   virtual Result<bool> capturing(DeviceStream* s) {
     (void)s;

@@ -220,6 +220,15 @@ Status HostBackedDevice::enqueue(DeviceStream* s, Op op) {
   return Status::ok();
 }
 
+Result<bool> HostBackedDevice::done(DeviceEvent* e) {
+  MYR_TRY(checkProcess("done"));
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = events_.find(reinterpret_cast<Event*>(e));
+  if (it == events_.end()) return invalidArgument("host-backed device: query of an event this device does not hold");
+  const Event& ev = *it->second;
+  return ev.enqueued == 0 || ev.done(ev.enqueued);
+}
+
 Status HostBackedDevice::record(DeviceEvent* e, DeviceStream* s) {
   MYR_TRY(checkProcess("record"));
   Op op;

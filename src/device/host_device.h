@@ -61,6 +61,7 @@ class HostBackedDevice final : public Device {
   Result<DeviceEvent*> createEvent() override;
   void destroyEvent(DeviceEvent* e) override;
   Status synchronize(DeviceStream* s) override;
+  Result<bool> done(DeviceEvent* e) override;
 
   Status record(DeviceEvent* e, DeviceStream* s) override;
   Status waitEvent(DeviceStream* s, DeviceEvent* e) override;

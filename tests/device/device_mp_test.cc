@@ -330,3 +330,46 @@ TEST(DeviceMpErrors, MixedBuffersAndStreamsAreRefused) {
 
 }  // namespace
 }  // namespace myriad::test
+
+namespace myriad::test {
+namespace {
+
+// A rank that dies while the others' device streams wait on it: every survivor's stream is released and its
+// communicator reports an error naming the dead rank, within seconds (the device watch, core/device_watch.cc).
+TEST(DeviceMpFailure, DeadPeerIsNamedAndWaitsAreReleased) {
+  USE_TEST_DEVICE();
+  const int n = 3, victim = 1;
+  auto body = [](int rank, const myrUniqueId& id) {
+    return child(n, rank, id, [&](myrComm_t comm, Dev& d) -> std::string {
+      float* buf = d.floats(4096);
+      if (std::string e = d.put(buf, std::vector<float>(4096, 1.0f)); !e.empty()) return e;
+      myrResult_t r = myrAllReduce(buf, buf, 4096, myrFloat32, myrSum, comm, d.s());  // channels open
+      if (r != myrSuccess) return resultText("myrAllReduce", r, comm);
+      if (std::string e = d.sync(); !e.empty()) return e;
+      if (rank == victim) ::_exit(0);  // gone without a word, channels and all
+      auto start = std::chrono::steady_clock::now();
+      r = myrAllReduce(buf, buf, 4096, myrFloat32, myrSum, comm, d.s());
+      // Enqueueing needs nobody; the stream then waits for the victim until the watch releases it.
+      if (r != myrSuccess) return resultText("second myrAllReduce", r, comm);
+      std::string synced = d.sync();
+      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      myrResult_t async = myrSuccess;
+      myrCommGetAsyncError(comm, &async);
+      std::string text = myrGetLastError(comm);
+      if (async == myrSuccess) return "no asynchronous error after the peer died (stream: " + synced + ")";
+      if (!mentionsRank(text, victim)) return "the error does not name rank 1: " + text;
+      if (waited > 5.0) return "the survivors' stream was released after " + std::to_string(waited) + " s";
+      childReport("released after " + std::to_string(waited) + " s: " + text);
+      return "";
+    });
+  };
+  const ForkOutcome out = forkRanks(n, body, 60s, testSeed());
+  for (const RankOutcome& r : out.ranks) {
+    if (r.rank != victim) {
+      EXPECT_TRUE(r.succeeded()) << r.describe();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace myriad::test
