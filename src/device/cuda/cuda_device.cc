@@ -397,7 +397,7 @@ Status CudaDevice::scaleAvg(DeviceStream* s, void* buf, size_t count, myrDataTyp
 // hardware queue with a stream blocked in a wait (whether it ever does is for the GPU check to show).
 Status CudaDevice::releaseFlag(uint64_t* flag, uint64_t value) {
   MYR_TRY(bindThread());
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(releaseMu_);  // not mu_: a release that hangs must not stop free()
   std::string what = "releaseFlag: cuStreamWriteValue64 of " + std::to_string(value) + " to " + ptrText(flag);
   MYR_TRY(checkDriver(
       driver_, driver_->streamWriteValue64(releaseStream_, devicePtr(flag), value, CU_STREAM_WRITE_VALUE_DEFAULT),

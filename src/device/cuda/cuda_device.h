@@ -81,7 +81,8 @@ class CudaDevice : public Device {
   Attributes attributes_;
   std::string description_;
   cudaStream_t releaseStream_;  // releaseFlag's own stream, of the highest priority
-  std::mutex mu_;               // guards the maps and releaseStream_
+  std::mutex releaseMu_;        // one releaseFlag at a time on releaseStream_
+  std::mutex mu_;               // guards the maps
   std::unordered_map<void*, Mapping> allocations_;
   std::unordered_map<void*, Mapping> imports_;
 };
