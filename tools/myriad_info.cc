@@ -3,12 +3,15 @@
 //   myriad-info --env      every MYRIAD_* variable: name, type, default, meaning (markdown)
 //   myriad-info --algorithms  every registered algorithm, one name per line
 //   myriad-info --plan ALGO ...  an algorithm's Schedule for given ranks, hosts and call (tools/plan_dump.h)
+//   myriad-info --devices  the device calls on device memory would run on (MYRIAD_DEVICE) and the attributes
+//                          the device executor relies on; exit 77 when there is none (say why)
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "base/config.h"
+#include "device/device.h"
 #include "dispatch/registry.h"
 #include "myriad/myriad.h"
 #include "rendezvous/peer_info.h"
@@ -23,6 +26,15 @@ int main(int argc, char** argv) {
     for (const auto* a : myriad::allAlgorithms()) std::printf("%s\n", a->name());
     return 0;
   }
+  if (argc > 1 && std::strcmp(argv[1], "--devices") == 0) {
+    auto device = myriad::processDevice();
+    if (!device.isOk()) {
+      std::printf("no device: %s\n", device.status().message().c_str());
+      return 77;
+    }
+    std::printf("%s: %s\n", device.value()->name(), device.value()->describe().c_str());
+    return 0;
+  }
   if (argc > 1 && std::strcmp(argv[1], "--plan") == 0) {
     std::string text, error;
     if (!myriad::tools::planDump(std::vector<std::string>(argv + 1, argv + argc), &text, &error)) {
@@ -33,7 +45,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc > 1) {
-    std::fprintf(stderr, "usage: myriad-info [--env | --algorithms | --plan ALGO ...]\n%s", myriad::tools::kPlanUsage);
+    std::fprintf(stderr, "usage: myriad-info [--env | --algorithms | --devices | --plan ALGO ...]\n%s", myriad::tools::kPlanUsage);
     return 2;
   }
   int v = 0;
