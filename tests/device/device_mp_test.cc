@@ -3,7 +3,8 @@
 // C API on device memory (myrMemAlloc of the host-backed device) with a device stream, as a CUDA program passes its
 // cudaStream_t — so the dispatch, the pair handshake of transports/cuda_ipc (memfd descriptors over a Unix
 // socket) and the lowering run as they do on a GPU. Every collective and send/recv at 2-4 ranks, in and out of
-// place, counts 0, 1, n-1 and 100,003, against references computed here; stream order (a producer copy
+// place, counts 0, 1, n-1 and 100,003 (on a GPU 1,000,003, and 64 Mi for all-reduce), against references
+// computed here; stream order (a producer copy
 // before the call and a consumer copy after it, no host wait between); and the errors of bad mixes.
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -64,9 +65,13 @@ struct Dev {
     Status st = device->synchronize(stream);
     return st.isOk() ? "" : "stream: " + st.message();
   }
-  ~Dev() {
+  // Frees every buffer (after a sync: nothing enqueued may still use them).
+  void releaseAll() {
+    if (stream) (void)sync();
     for (void* p : owned) myrMemFree(p);
+    owned.clear();
   }
+  ~Dev() { releaseAll(); }
 };
 
 float value(int rank, size_t i) {
@@ -232,6 +237,15 @@ int child(int n, int rank, const myrUniqueId& id, const std::function<std::strin
   return err.empty() ? 0 : 1;
 }
 
+// 0, 1, n-1 and 100,003 elements; on a GPU (the gpu tier) 1,000,003 instead, and 64 Mi for all-reduce.
+std::vector<size_t> counts(Call c, int n) {
+  std::vector<size_t> out{0, 1, static_cast<size_t>(n - 1)};
+  const bool gpu = testDevice() == "cuda";
+  out.push_back(gpu ? 1000003 : 100003);
+  if (gpu && c == Call::kAllReduce) out.push_back(size_t{64} << 20);
+  return out;
+}
+
 class DeviceMp : public testing::TestWithParam<int> {};
 
 TEST_P(DeviceMp, EveryCollectiveOnDeviceMemory) {
@@ -243,10 +257,13 @@ TEST_P(DeviceMp, EveryCollectiveOnDeviceMemory) {
     return child(n, rank, id, [&](myrComm_t comm, Dev& d) -> std::string {
       for (Call c : {Call::kAllReduce, Call::kAllGather, Call::kReduceScatter, Call::kBroadcast, Call::kReduce,
                      Call::kAllToAll, Call::kGather, Call::kScatter, Call::kSendRecv})
-        for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(n - 1), size_t{100003}})
+        for (size_t count : counts(c, n))
           for (bool inPlace : {false, true})
-            if (!(inPlace && c == Call::kSendRecv))  // a buffer sent and received at once is no call
-              if (std::string e = runCase(comm, d, c, rank, n, count, inPlace); !e.empty()) return e;
+            if (!(inPlace && c == Call::kSendRecv)) {  // a buffer sent and received at once is no call
+              std::string e = runCase(comm, d, c, rank, n, count, inPlace);
+              d.releaseAll();
+              if (!e.empty()) return e;
+            }
       myrResult_t b = myrBarrier(comm, d.s());
       if (b != myrSuccess) return resultText("myrBarrier", b, comm);
       return d.sync();
