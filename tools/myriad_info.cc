@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc > 1) {
-    std::fprintf(stderr, "usage: myriad-info [--env | --algorithms | --devices | --plan ALGO ...]\n%s", myriad::tools::kPlanUsage);
+    std::fprintf(stderr, "usage: myriad-info [--env | --algorithms | --devices | --plan ALGO ...]\n%s",
+                 myriad::tools::kPlanUsage);
     return 2;
   }
   int v = 0;
