@@ -132,6 +132,7 @@ void Comm::findStoreOwner() {
 
 Comm::~Comm() {
   waitIdle();
+  drainDevice();
   stopWatchingDevice();
   if (errors_.aborted() && device_) device_->releaseWaits();
   device_.reset();  // waits for what is enqueued on the device
@@ -230,6 +231,23 @@ Status Comm::deregisterBuffer(uint64_t handle) {
                            " is not a registration of this communicator (deregistered twice, or from another one?)");
   unpinEverywhere(handle);
   return Status::ok();
+}
+
+void Comm::drainDevice() {
+  if (!device_) return;
+  // The watch goes on meanwhile: a peer that dies now still fails the communicator and releases the waits.
+  // A peer that is alive but never makes its part of the calls is given the silence deadline.
+  auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeoutMs);
+  while (device_->busy() && !errors_.aborted()) {
+    if (Clock::now() >= deadline) {
+      fail(Status(Code::kTimeout, "rank " + std::to_string(rank_) + ": destroyed with device work unfinished after " +
+                                      std::to_string(config_.timeoutMs) +
+                                      " ms (a peer never made its part of the calls?); its waits are released"))
+          .ignore();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void Comm::abort() {

@@ -142,6 +142,8 @@ class Comm {
   bool stopDeviceWatch_ = false;
   void watchDevice();
   void stopWatchingDevice();
+  // At destruction: waits for device work to finish, a failure, or the silence deadline.
+  void drainDevice();
   std::mutex deviceMu_;            // device_ against abort() from another thread
   std::vector<Connection*> open_;  // the opened ones, for liveness checks
   std::string storeOwner_;         // who hosts the tcp store, for messages

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device/device.h"
@@ -386,6 +387,45 @@ TEST(DeviceMpFailure, DeadPeerIsNamedAndWaitsAreReleased) {
       EXPECT_TRUE(r.succeeded()) << r.describe();
     }
   }
+}
+
+}  // namespace
+}  // namespace myriad::test
+
+namespace myriad::test {
+namespace {
+
+// Destroying a communicator whose device work waits on a live peer that never makes its part of the call
+// returns after the silence deadline (MYRIAD_TIMEOUT_MS) with the waits released, never hangs.
+TEST(DeviceMpFailure, DestroyWithUnfinishedWorkReturns) {
+  USE_TEST_DEVICE();
+  ::setenv("MYRIAD_TIMEOUT_MS", "1000", 1);
+  const int n = 2;
+  auto body = [](int rank, const myrUniqueId& id) {
+    Dev d;
+    std::string err = d.open();
+    myrComm_t comm = nullptr;
+    if (err.empty()) err = initComm(&comm, n, id, rank);
+    float* buf = err.empty() ? d.floats(1024) : nullptr;
+    if (err.empty()) err = d.put(buf, std::vector<float>(1024, 1.0f));
+    if (err.empty() && myrAllReduce(buf, buf, 1024, myrFloat32, myrSum, comm, d.s()) != myrSuccess)
+      err = "first all-reduce failed";
+    if (err.empty()) err = d.sync();
+    if (err.empty() && rank == 0 && myrAllReduce(buf, buf, 1024, myrFloat32, myrSum, comm, d.s()) != myrSuccess)
+      err = "second all-reduce was not enqueued";  // rank 1 never makes this call
+    auto start = std::chrono::steady_clock::now();
+    if (comm) myrCommDestroy(comm);
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (err.empty() && rank == 1) std::this_thread::sleep_for(std::chrono::seconds(3));  // alive, silent
+    if (err.empty() && took > 10) err = "myrCommDestroy took " + std::to_string(took) + " s";
+    if (err.empty()) err = d.sync();  // the released stream finishes
+    d.releaseAll();
+    if (!err.empty()) childReport(err);
+    return err.empty() ? 0 : 1;
+  };
+  const ForkOutcome out = forkRanks(n, body, 60s, testSeed());
+  ::unsetenv("MYRIAD_TIMEOUT_MS");
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
 }
 
 }  // namespace
