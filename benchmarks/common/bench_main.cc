@@ -1,5 +1,6 @@
 // benchMain. Order matters: MYRIAD_ALGO is exported before myrGetUniqueId and before any fork, so every
-// rank (and the rendezvous host) sees it; stdio is flushed by runForkedRanks before children exist.
+// rank (and the rendezvous host) sees it; stdio is flushed by runForkedRanks before children exist; the parent
+// of forked ranks never initialises CUDA itself (the memory kind is decided from a child's answer).
 #include "benchmarks/common/bench_main.h"
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "benchmarks/common/bench_runner.h"
+#include "benchmarks/common/device_memory.h"
 #include "benchmarks/common/launcher.h"
 #include "benchmarks/common/options.h"
 #include "benchmarks/common/report.h"
@@ -33,6 +35,39 @@ bool jsonWritable(const std::string& path, const std::string& program) {
   return false;
 }
 
+// -m: cuda asked for where there is none is a skip (77) with the reason; not given, cuda when the library
+// would run on a GPU (built with CUDA, MYRIAD_DEVICE auto or cuda, a device present), else host. `forks`: this
+// process will fork the ranks, so CUDA is asked from a child (see device_memory.h).
+bool resolveMemory(Options* o, RunDescription* run, bool forks, int* exitCode) {
+  const char* program = run->program.c_str();
+  if (o->memory == "host") return true;
+  const char* env = std::getenv("MYRIAD_DEVICE");
+  const std::string device = env != nullptr ? env : "";
+  if (!device.empty() && device != "auto" && device != "cuda") {
+    if (o->memory.empty()) {
+      o->memory = "host";
+      return true;
+    }
+    std::fprintf(stderr, "%s: --memory cuda: MYRIAD_DEVICE=%s keeps the library off the GPU; unset it or set cuda\n",
+                 program, device.c_str());
+    *exitCode = 2;
+    return false;
+  }
+  const CudaProbe probe = probeCuda(forks);
+  if (probe.devices > 0) {
+    o->memory = "cuda";
+    run->memoryNote = probe.name + ", " + std::to_string(probe.devices) + (probe.devices == 1 ? " device" : " devices");
+    return true;
+  }
+  if (o->memory.empty()) {
+    o->memory = "host";
+    return true;
+  }
+  std::fprintf(stderr, "%s: --memory cuda: %s; skipped\n", program, probe.reason.c_str());
+  *exitCode = 77;
+  return false;
+}
+
 }  // namespace
 
 bool prepareRun(int argc, char** argv, const PeerFlags* peer, Options* o, RunDescription* run, int* exitCode) {
@@ -41,17 +76,12 @@ bool prepareRun(int argc, char** argv, const PeerFlags* peer, Options* o, RunDes
   run->program = baseName(argc > 0 ? argv[0] : "perf");
   const char* program = run->program.c_str();
   *exitCode = 2;  // for each failure below; unread after a success
-  if (options.memory == "cuda") {
-    std::fprintf(stderr,
-                 "%s: -m cuda: CUDA memory is not supported by this build of the benchmarks; "
-                 "only host memory (-m host) is\n",
-                 program);
-    return false;
-  }
-  if (options.memory != "host") {
-    std::fprintf(stderr, "%s: -m %s: unknown memory kind (host, or cuda in CUDA builds)\n", program,
-                 options.memory.c_str());
-    return false;
+  if (peer != nullptr) {
+    if (options.memory == "cuda") {
+      std::fprintf(stderr, "%s: -m cuda: the peer programs time host memory only\n", program);
+      return false;
+    }
+    options.memory = "host";
   }
   return jsonWritable(options.jsonPath, run->program);
 }
@@ -90,12 +120,14 @@ int benchMain(int argc, char** argv, const Collective& coll) {
       std::fprintf(stderr, "%s: rank %d: %s\n", program, launch.rank, error.c_str());
       return 1;
     }
+    if (!resolveMemory(&options, &run, false, &exitCode)) return exitCode;
     run.launcher = launch.kind;
     run.nranks = launch.size;
-    return runRank(coll, options, run, launch.rank, launch.size, id);
+    return runRank(coll, options, run, launch.rank, launch.localRank, launch.size, id);
   }
 
   const int nranks = options.nranks > 0 ? options.nranks : 1;
+  if (!resolveMemory(&options, &run, nranks > 1, &exitCode)) return exitCode;
   run.launcher = nranks > 1 ? "fork" : "none";
   run.nranks = nranks;
   myrUniqueId id;
@@ -104,13 +136,13 @@ int benchMain(int argc, char** argv, const Collective& coll) {
     std::fprintf(stderr, "%s: myrGetUniqueId failed: %s\n", program, myrGetErrorString(res));
     return 1;
   }
-  if (nranks == 1) return runRank(coll, options, run, 0, 1, id);
+  if (nranks == 1) return runRank(coll, options, run, 0, 0, 1, id);
   auto body = [&](int rank, int n) {
     if (options.hosts > 1) {  // in the child, before init: ranks [h*n/H, (h+1)*n/H) form host h
       std::string host = run.program + "-host" + std::to_string(static_cast<long>(rank) * options.hosts / n);
       setenv("MYRIAD_HOST_ID", host.c_str(), 1);
     }
-    return runRank(coll, options, run, rank, n, id);
+    return runRank(coll, options, run, rank, rank, n, id);  // every forked rank is on this host
   };
   return runForkedRanks(nranks, body, program);
 }

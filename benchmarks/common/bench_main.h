@@ -10,8 +10,9 @@
 namespace myriad::bench {
 
 // What every program (Myriad's and the peers') does before any rank exists: parses argv (with `peer`'s
-// flags, if given), rejects a memory kind other than host and a --json file that cannot be written, and
-// fills run.program. Returns false with *exitCode set; the message is already printed.
+// flags, if given), rejects a --json file that cannot be written and, for a peer, memory other than host, and
+// fills run.program (Myriad's -m is decided in benchMain). Returns false with *exitCode set; the message is
+// already printed.
 bool prepareRun(int argc, char** argv, const PeerFlags* peer, Options* options, RunDescription* run, int* exitCode);
 
 // Returns the process exit code: 0 when every rank ran and every checked value was right.

@@ -1,7 +1,8 @@
 // The sweep, in nccl-tests' order: for each type, op, root (-r -1: every rank) and size: out-of-place, then
 // in-place, each timed (warmup, then iters) and, with -c 1, run once more on fresh inputs over a poisoned
-// receive buffer and checked, so results left over from the timed loop cannot pass the check. MyriadRank is
-// the RankOps of the myriad_*_perf binaries.
+// receive buffer and checked, so results left over from the timed loop cannot pass the check. Inputs are
+// written and results read on host images that RankMemory moves to and from the buffers (the buffers
+// themselves on host memory). MyriadRank is the RankOps of the myriad_*_perf binaries.
 #include "benchmarks/common/bench_runner.h"
 
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/common/device_memory.h"
 #include "benchmarks/common/timing.h"
 #include "tests/common/dtype_values.h"
 
@@ -22,18 +24,6 @@ namespace myriad::bench {
 namespace {
 
 constexpr unsigned char kPoison = 0xA5;
-
-struct FreeDeleter {
-  void operator()(unsigned char* p) const { std::free(p); }
-};
-using Buffer = std::unique_ptr<unsigned char, FreeDeleter>;
-
-Buffer allocateTouched(size_t bytes) {
-  const size_t rounded = (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096;
-  Buffer b(static_cast<unsigned char*>(std::aligned_alloc(4096, rounded)));
-  if (b) std::memset(b.get(), 0, rounded);
-  return b;
-}
 
 // Elements of the receive buffer that any rank's in-place call touches (the offsets grow with the rank).
 size_t recvExtent(const CollCounts& c, int nranks) {
@@ -60,23 +50,33 @@ std::vector<int> sweepRoots(const Collective& coll, const Options& o, int nranks
   return roots;
 }
 
-// Myriad's rank: the Collective table's run on a host stream, or blocking (NULL stream) with -z 1.
+// Myriad's rank: the Collective table's run on the stream of its memory (a host stream, NULL with -z 1, or a
+// cudaStream_t).
 class MyriadRank : public RankOps {
  public:
-  MyriadRank(const Collective& coll, int rank, int nranks) : coll_(coll), rank_(rank), nranks_(nranks) {}
+  MyriadRank(const Collective& coll, int rank, int nranks, RankMemory& memory)
+      : coll_(coll), rank_(rank), nranks_(nranks), memory_(memory) {}
   int rank() const override { return rank_; }
   int nranks() const override { return nranks_; }
   bool call(const CollArgs& a, const void* send, void* recv, std::string* error) override {
-    const myrResult_t res = coll_.run(a, send, recv, comm_, stream_);
+    const myrResult_t res = coll_.run(a, send, recv, comm_, memory_.stream());
     if (res == myrSuccess) return true;
     *error = callError("call", res, comm_);
     return false;
   }
   bool sync(std::string* error) override {
-    if (stream_ == nullptr) return true;
-    const myrResult_t res = myrStreamSynchronize(stream_);
-    if (res == myrSuccess) return true;
-    *error = callError("myrStreamSynchronize", res, comm_);
+    if (!memory_.sync(error)) {
+      const char* last = myrGetLastError(comm_);
+      if (last != nullptr && *last != '\0') *error += std::string(": ") + last;
+      return false;
+    }
+    if (memory_.kind() != MemoryKind::kCuda) return true;
+    // On a CUDA stream a failure while the calls ran stops the communicator instead of failing the sync.
+    myrResult_t async = myrSuccess;
+    const myrResult_t res = myrCommGetAsyncError(comm_, &async);
+    if (res != myrSuccess) async = res;
+    if (async == myrSuccess || async == myrInProgress) return true;
+    *error = callError("a call on the CUDA stream", async, comm_);
     return false;
   }
   bool allReduceDoubles(double* values, size_t count, myrRedOp_t op, std::string* error) override {
@@ -102,12 +102,12 @@ class MyriadRank : public RankOps {
   }
 
   myrComm_t comm_ = nullptr;
-  myrStream_t stream_ = nullptr;  // NULL: blocking calls (-z 1)
 
  private:
   const Collective& coll_;
   int rank_;
   int nranks_;
+  RankMemory& memory_;
   std::vector<void*> handles_;
 };
 
@@ -117,36 +117,66 @@ struct Registered {
   ~Registered() { ctx.deregisterBuffers(); }
 };
 
+// A buffer the calls use and the host image that inputs are written to and results read from: the same
+// memory on the host, a staging copy for device memory (RankMemory moves the bytes between them).
+struct Area {
+  unsigned char* data = nullptr;
+  unsigned char* image = nullptr;
+  size_t bytes = 0;
+};
+
+// The bytes all ranks together must read and write at least: every rank reads its input and writes its output
+// once; with a root, one side is the root's alone (broadcast reads one input, reduce writes one output).
+double floorBytes(const Collective& coll, const CollCounts& c, size_t typeSize, int nranks) {
+  const double n = nranks;
+  if (coll.hasRoot) return (n + 1) * static_cast<double>(c.count * typeSize);
+  return n * static_cast<double>((c.sendCount + c.recvCount) * typeSize);
+}
+
 struct Sweep {
   const Collective& coll;
   const Options& o;
   RankOps& ctx;
-  unsigned char* sendBuf;
-  unsigned char* recvBuf;
+  RankMemory& memory;
+  Area send;
+  Area recv;
 
-  unsigned char* inPlaceSend(const CollArgs& a) const {
-    return recvBuf + a.counts.sendInPlaceOffset * test::dataTypeSize(a.type) * a.rank;
+  static unsigned char* inPlaceSend(const CollArgs& a, unsigned char* recvBase) {
+    return recvBase + a.counts.sendInPlaceOffset * test::dataTypeSize(a.type) * a.rank;
+  }
+
+  // Writes this rank's inputs for (type, op, root) at the largest size into both buffers, before any timing.
+  bool fillInputs(const CollArgs& a, std::string* error) {
+    coll.initData(a, send.image, 0);
+    coll.initData(a, inPlaceSend(a, recv.image), 0);
+    return memory.upload(send.data, send.image, send.bytes, error) &&
+           memory.upload(recv.data, recv.image, recv.bytes, error);
   }
 
   // Times and checks one half (out of place or in place) of one row.
   bool runHalf(const CollArgs& a, bool inPlace, size_t bytes, uint64_t salt, ResultHalf* h, std::string* error) {
     const size_t ts = test::dataTypeSize(a.type);
-    unsigned char* recv = recvBuf + (inPlace ? a.counts.recvInPlaceOffset * ts * a.rank : 0);
-    unsigned char* send = inPlace ? inPlaceSend(a) : sendBuf;
+    const size_t recvOffset = inPlace ? a.counts.recvInPlaceOffset * ts * a.rank : 0;
+    unsigned char* sendData = inPlace ? inPlaceSend(a, recv.data) : send.data;
     double seconds = 0;
-    auto call = [&](std::string* e) { return ctx.call(a, send, recv, e); };
+    auto call = [&](std::string* e) { return ctx.call(a, sendData, recv.data + recvOffset, e); };
     if (!timeCalls(ctx, o.warmupIters, o.iters, call, &seconds, error)) return false;
     double wrong = 0;
     const bool check = o.check && (!inPlace || coll.checkInPlace);
     if (check) {
-      std::memset(recvBuf, kPoison, recvExtent(a.counts, a.nranks) * ts);
-      coll.initData(a, send, salt);
+      // Fresh inputs over a poisoned receive area; an in-place send area lies inside it.
+      const size_t extent = recvExtent(a.counts, a.nranks) * ts;
+      std::memset(recv.image, kPoison, extent);
+      coll.initData(a, inPlace ? inPlaceSend(a, recv.image) : send.image, salt);
+      if (!memory.upload(recv.data, recv.image, extent, error)) return false;
+      if (!inPlace && !memory.upload(send.data, send.image, a.counts.sendCount * ts, error)) return false;
       if (!call(error)) {
         *error = "checked " + *error;
         return false;
       }
       if (!ctx.sync(error)) return false;
-      wrong = static_cast<double>(coll.checkData(a, recv, salt));
+      if (!memory.download(recv.image, recv.data, extent, error)) return false;
+      wrong = static_cast<double>(coll.checkData(a, recv.image + recvOffset, salt));
     }
     double combined = 0;
     if (!combineAcrossRanks(ctx, seconds, o.average, &combined, error)) return false;
@@ -158,25 +188,46 @@ struct Sweep {
   }
 };
 
+// Allocates the buffer of an area and, for device memory, its host image.
+bool allocateArea(RankMemory& memory, size_t bytes, bool libraryAlloc, Area* area, std::vector<unsigned char>* image,
+                  std::string* error) {
+  area->bytes = bytes;
+  area->data = memory.allocate(bytes, libraryAlloc, error);
+  if (area->data == nullptr) return false;
+  if (memory.kind() == MemoryKind::kHost) {
+    area->image = area->data;
+    return true;
+  }
+  image->assign(std::max<size_t>(bytes, 1), 0);
+  area->image = image->data();
+  return true;
+}
+
 }  // namespace
 
 bool runSweep(const Collective& coll, const Options& o, const RunDescription& run, RankOps& ctx, double* wrongTotal,
-              std::string* error) {
+              std::string* error, RankMemory* memory) {
+  std::unique_ptr<RankMemory> hostMemory;
+  if (memory == nullptr) {
+    hostMemory = makeRankMemory(MemoryKind::kHost, /*blocking=*/true);
+    memory = hostMemory.get();
+  }
   size_t sendBytes = 0, recvBytes = 0;
   bufferBytes(coll, o, ctx.nranks(), &sendBytes, &recvBytes);
-  Buffer sendBuf = allocateTouched(sendBytes);
-  Buffer recvBuf = allocateTouched(recvBytes);
-  if (!sendBuf || !recvBuf) {
-    *error = "cannot allocate " + std::to_string(sendBytes + recvBytes) + " bytes of buffers";
+  Area send, recv;
+  std::vector<unsigned char> sendImage, recvImage;
+  if (!allocateArea(*memory, sendBytes, o.registerBuffers, &send, &sendImage, error) ||
+      !allocateArea(*memory, recvBytes, o.registerBuffers, &recv, &recvImage, error))
     return false;
-  }
   Registered registered{ctx};
-  for (auto [p, n] : {std::pair{sendBuf.get(), sendBytes}, std::pair{recvBuf.get(), recvBytes}})
+  for (auto [p, n] : {std::pair{send.data, sendBytes}, std::pair{recv.data, recvBytes}})
     if (o.registerBuffers && n > 0 && !ctx.registerBuffer(p, n, error)) return false;
   RankDescription me;
   me.rank = ctx.rank();
   me.pid = static_cast<int>(getpid());
   gethostname(me.host, sizeof(me.host) - 1);
+  me.device = memory->device();
+  std::snprintf(me.deviceName, sizeof(me.deviceName), "%s", memory->deviceName().c_str());
   std::vector<unsigned char> all;
   if (!gatherBytes(ctx, &me, sizeof(me), &all, error)) return false;
   std::vector<RankDescription> ranks(static_cast<size_t>(ctx.nranks()));
@@ -190,9 +241,9 @@ bool runSweep(const Collective& coll, const Options& o, const RunDescription& ru
                  std::strerror(errno));
   }
   if (printer) printRunHeader(stdout, o, run, ranks);
-  if (printer) printTableHeader(stdout);
+  if (printer) printTableHeader(stdout, o.floorGbps > 0);
 
-  Sweep sweep{coll, o, ctx, sendBuf.get(), recvBuf.get()};
+  Sweep sweep{coll, o, ctx, *memory, send, recv};
   const std::vector<size_t> sizes = sizeSweep(o);
   const std::vector<myrRedOp_t> ops = coll.hasOp ? o.ops : std::vector<myrRedOp_t>{myrSum};
   double busBwSum = 0;
@@ -205,8 +256,7 @@ bool runSweep(const Collective& coll, const Options& o, const RunDescription& ru
         CollArgs a{o.types[t], ops[k], roots[r], ctx.rank(), ctx.nranks(), {}};
         const size_t ts = test::dataTypeSize(a.type);
         a.counts = coll.getCounts(o.maxBytes, ts, ctx.nranks());  // valid values everywhere before timing
-        coll.initData(a, sendBuf.get(), 0);
-        coll.initData(a, sweep.inPlaceSend(a), 0);
+        ok = sweep.fillInputs(a, error);
         for (size_t s = 0; ok && s < sizes.size(); ++s) {
           a.counts = coll.getCounts(sizes[s], ts, ctx.nranks());
           ResultRow row;
@@ -215,6 +265,7 @@ bool runSweep(const Collective& coll, const Options& o, const RunDescription& ru
           row.type = test::dataTypeName(a.type);
           row.op = coll.hasOp ? test::redOpName(a.op) : "none";
           row.root = coll.hasRoot ? a.root : -1;
+          if (o.floorGbps > 0) row.floorUs = floorBytes(coll, a.counts, ts, ctx.nranks()) / (o.floorGbps * 1e3);
           const uint64_t salt = (t * 131 + k * 17 + r * 7919 + s) * 2 + 1;
           ok = sweep.runHalf(a, false, row.bytes, salt, &row.outOfPlace, error) &&
                sweep.runHalf(a, true, row.bytes, salt + 1, &row.inPlace, error);
@@ -245,35 +296,32 @@ void printPaths(myrComm_t comm, int rank) {
   std::fflush(stdout);
 }
 
-int runRank(const Collective& coll, const Options& o, const RunDescription& run, int rank, int nranks,
+int runRank(const Collective& coll, const Options& o, const RunDescription& run, int rank, int localRank, int nranks,
             const myrUniqueId& id) {
   const char* program = run.program.c_str();
-  MyriadRank ctx(coll, rank, nranks);
+  // Before the communicator: the library takes the device current at its first call as the process's.
+  std::unique_ptr<RankMemory> memory =
+      makeRankMemory(o.memory == "cuda" ? MemoryKind::kCuda : MemoryKind::kHost, o.blocking);
+  std::string error;
+  if (!memory->open(localRank, &error)) {
+    std::fprintf(stderr, "%s: rank %d: %s memory: %s\n", program, rank, o.memory.c_str(), error.c_str());
+    return 1;
+  }
+  MyriadRank ctx(coll, rank, nranks, *memory);
   const myrResult_t init = myrCommInitRank(&ctx.comm_, nranks, id, rank);
   if (init != myrSuccess) {
     std::fprintf(stderr, "%s: rank %d: myrCommInitRank (%d ranks) failed: %s\n", program, rank, nranks,
                  myrGetErrorString(init));
     return 1;
   }
-  if (!o.blocking) {
-    const myrResult_t res = myrStreamCreate(&ctx.stream_);
-    if (res != myrSuccess) {
-      std::fprintf(stderr, "%s: rank %d: myrStreamCreate failed: %s\n", program, rank, myrGetErrorString(res));
-      (void)myrCommAbort(ctx.comm_);
-      return 1;
-    }
-  }
   double wrongTotal = 0;
-  std::string error;
-  const bool ok = runSweep(coll, o, run, ctx, &wrongTotal, &error);
+  const bool ok = runSweep(coll, o, run, ctx, &wrongTotal, &error, memory.get());
   if (!ok) {
     std::fprintf(stderr, "%s: rank %d: %s\n", program, rank, error.c_str());
     (void)myrCommAbort(ctx.comm_);  // peers may be gone: do not wait for them
-    if (ctx.stream_ != nullptr) (void)myrStreamDestroy(ctx.stream_);
     return 1;
   }
   if (o.paths) printPaths(ctx.comm_, rank);
-  if (ctx.stream_ != nullptr) (void)myrStreamDestroy(ctx.stream_);
   const myrResult_t res = myrCommDestroy(ctx.comm_);
   if (res != myrSuccess) {
     std::fprintf(stderr, "%s: rank %d: myrCommDestroy failed: %s\n", program, rank, myrGetErrorString(res));

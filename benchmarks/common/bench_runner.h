@@ -1,11 +1,13 @@
 // One rank's whole benchmark run: communicator, buffers, the sweep over types × ops × sizes, and (rank 0)
 // the printed table. Invariant: buffers are allocated once, at the largest size, and touched before the
-// first timed call, so page faults are never timed.
+// first timed call, so page faults are never timed; on device memory the timed loop is timed around the
+// stream (its synchronisation ends the clock).
 #pragma once
 
 #include <string>
 
 #include "benchmarks/common/collective.h"
+#include "benchmarks/common/device_memory.h"
 #include "benchmarks/common/options.h"
 #include "benchmarks/common/report.h"
 #include "benchmarks/common/timing.h"
@@ -13,14 +15,16 @@
 
 namespace myriad::bench {
 
-// Joins the communicator as `rank` of `nranks`, runs the sweep, leaves. Returns the process exit code:
-// 0, or 1 after an error (printed, with the rank) or after wrong results.
-int runRank(const Collective& coll, const Options& options, const RunDescription& run, int rank, int nranks,
-            const myrUniqueId& id);
+// Opens the memory of options.memory (cuda: device localRank modulo the device count), joins the communicator
+// as `rank` of `nranks`, runs the sweep, leaves. Returns the process exit code: 0, or 1 after an error
+// (printed, with the rank) or after wrong results.
+int runRank(const Collective& coll, const Options& options, const RunDescription& run, int rank, int localRank,
+            int nranks, const myrUniqueId& id);
 
-// The sweep of one rank of any library, between its init and its teardown; rank 0 prints. Returns false with
-// *error on a failed call; *wrongTotal counts wrong elements over all ranks and rows.
+// The sweep of one rank of any library, between its init and its teardown; rank 0 prints. Buffers come from
+// `memory` (NULL: host memory, as the peers use). Returns false with *error on a failed call; *wrongTotal
+// counts wrong elements over all ranks and rows.
 bool runSweep(const Collective& coll, const Options& options, const RunDescription& run, RankOps& ops,
-              double* wrongTotal, std::string* error);
+              double* wrongTotal, std::string* error, RankMemory* memory = nullptr);
 
 }  // namespace myriad::bench

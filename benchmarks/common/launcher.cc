@@ -27,7 +27,7 @@ bool hasEnv(const char* name) {
 
 bool detectLaunch(LaunchInfo* info, std::string* error) {
   char kind[32] = "";
-  const myrResult_t res = myrLaunchInfo(&info->rank, &info->size, nullptr, kind, sizeof(kind));
+  const myrResult_t res = myrLaunchInfo(&info->rank, &info->size, &info->localRank, kind, sizeof(kind));
   if (res != myrSuccess) {
     *error = std::string(myrGetErrorString(res)) + ": " + myrGetLastError(nullptr);
     return false;

@@ -15,6 +15,7 @@ struct LaunchInfo {
   std::string kind = "none";  // "ompi", "pmi", "slurm", "torchrun" or "none"
   int rank = 0;
   int size = 1;
+  int localRank = 0;  // among the launcher's processes on this host (0 when it does not say)
 };
 
 // myrLaunchInfo; false with *error (naming the malformed variable) when it fails.

@@ -149,7 +149,14 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode, const 
                  "MYRIAD_HOST_ID: shm inside a host, tcp between hosts)")
       ->check(CLI::PositiveNumber);
   app.add_option("-A,--algo", o.algo, "algorithm, exported as MYRIAD_ALGO before init (e.g. allreduce.ring)");
-  app.add_option("-m,--memory", o.memory, "buffer memory kind: host (cuda: not in this build)")->capture_default_str();
+  app.add_option("-m,--memory", o.memory,
+                 "buffer memory: host, or cuda (a cudaStream_t per rank; -z does not apply); default: cuda when "
+                 "built with CUDA and a GPU is present, else host")
+      ->check(CLI::IsMember({"host", "cuda"}));
+  app.add_option("--floor-gbps", o.floorGbps,
+                 "add a floor column: the bytes all ranks must read and write / this bandwidth (GB/s counted as "
+                 "bytes read plus written, as reduce_kernel_bench's copy_GB/s)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--json", o.jsonPath, "also write one JSON object per result row to this file");
   app.add_flag("--paths", o.paths, "print each rank's network path telemetry (multipath) after the sweep");
 

@@ -1,5 +1,5 @@
 // Command-line options of the perf binaries: nccl-tests' flags with nccl-tests' meanings and defaults,
-// plus Myriad's own (-np, -A, -m, --json); the peer programs (benchmarks/peers/) add theirs through
+// plus Myriad's own (-np, -A, -m, --floor-gbps, --json); the peer programs (benchmarks/peers/) add theirs through
 // PeerFlags. Invariant: one Options value, filled once by parseOptions and passed down read-only; no globals.
 #pragma once
 
@@ -30,12 +30,14 @@ struct Options {
   std::vector<myrRedOp_t> ops{myrSum};           // -o
   std::vector<myrDataType_t> types{myrFloat32};  // -d
   int root = 0;                                  // -r; -1: every rank in turn
-  bool blocking = false;                         // -z 1: NULL stream; 0: a host stream
+  bool blocking = false;                         // -z 1: NULL stream; 0: a host stream (host memory only)
   Average average = Average::kMean;              // -a
   int nranks = 0;                                // -np; 0: not given
   int hosts = 1;                                 // --hosts: forked ranks emulate this many hosts
   std::string algo;                              // -A: exported as MYRIAD_ALGO before init
-  std::string memory = "host";                   // -m
+  std::string memory;                            // -m host|cuda; "": cuda when built with CUDA and a GPU is
+                                                 // present, else host (benchMain decides)
+  double floorGbps = 0;                          // --floor-gbps: > 0 adds the floor column
   std::string jsonPath;                          // --json
   bool paths = false;                            // --paths: print the network path telemetry
   bool registerBuffers = false;                  // -R 1: myrCommRegister the buffers (Myriad only)

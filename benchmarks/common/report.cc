@@ -1,5 +1,6 @@
 // Output formats. The column widths are nccl-tests' (size %12, count %12, type %8, redop %6, root %6, then
-// per half: time %7, algbw %6.2f, busbw %6.2f, #wrong %5), which is what parsers of its output rely on.
+// per half: time %7, algbw %6.2f, busbw %6.2f, #wrong %5), which is what parsers of its output rely on; the
+// optional floor column (--floor-gbps) comes after all of them.
 #include "benchmarks/common/report.h"
 
 #include <cmath>
@@ -59,29 +60,39 @@ void printRunHeader(std::FILE* out, const Options& o, const RunDescription& run,
                "agg iters: 1 validation: %d graph: 0\n",
                o.minBytes, o.maxBytes, o.stepFactor > 1 ? static_cast<size_t>(o.stepFactor) : o.stepBytes,
                o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, o.check ? 1 : 0);
+  const bool cuda = o.memory == "cuda";
+  const std::string memory = o.memory + (run.memoryNote.empty() ? "" : " (" + run.memoryNote + ")");
   std::fprintf(out, "# %s: nranks %d launcher %s algo %s memory %s %s%s\n", run.title.c_str(), run.nranks,
                run.launcher.c_str(),
                !run.algo.empty()         ? run.algo.c_str()
                : run.library == "myriad" ? "(tuner)"
                                          : "(default)",
-               o.memory.c_str(), o.blocking ? "blocking (NULL stream)" : "host stream",
+               memory.c_str(),
+               cuda         ? "cuda stream per rank"
+               : o.blocking ? "blocking (NULL stream)"
+                            : "host stream",
                o.registerBuffers ? ", registered buffers" : "");
   std::fprintf(out, "#\n# Using devices\n");
   for (const RankDescription& r : ranks) {
-    std::fprintf(out, "#  Rank %2d Group %2d Pid %6d on %10s device  host\n", r.rank, 0, r.pid, r.host);
+    std::fprintf(out, "#  Rank %2d Group %2d Pid %6d on %10s device ", r.rank, 0, r.pid, r.host);
+    if (r.device < 0) {
+      std::fprintf(out, " host\n");
+    } else {
+      std::fprintf(out, "%2d %s\n", r.device, r.deviceName);
+    }
   }
   std::fprintf(out, "#\n");
 }
 
-void printTableHeader(std::FILE* out) {
+void printTableHeader(std::FILE* out, bool floor) {
   std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s", "", "", "", "", "");
   std::fprintf(out, "           out-of-place                       in-place          \n");
   std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root");
   std::fprintf(out, "  %7s  %6s  %6s %6s", "time", "algbw", "busbw", "#wrong");
-  std::fprintf(out, "  %7s  %6s  %6s %6s\n", "time", "algbw", "busbw", "#wrong");
+  std::fprintf(out, "  %7s  %6s  %6s %6s%s\n", "time", "algbw", "busbw", "#wrong", floor ? "    floor" : "");
   std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s", "(B)", "(elements)", "", "", "");
   std::fprintf(out, "  %7s  %6s  %6s  %5s", "(us)", "(GB/s)", "(GB/s)", "");
-  std::fprintf(out, "  %7s  %6s  %6s  %5s\n", "(us)", "(GB/s)", "(GB/s)", "");
+  std::fprintf(out, "  %7s  %6s  %6s  %5s%s\n", "(us)", "(GB/s)", "(GB/s)", "", floor ? "     (us)" : "");
   std::fflush(out);
 }
 
@@ -89,6 +100,7 @@ void printRow(std::FILE* out, const ResultRow& row) {
   std::fprintf(out, "%12zu  %12zu  %8s  %6s  %6d", row.bytes, row.count, row.type.c_str(), row.op.c_str(), row.root);
   printHalf(out, row.outOfPlace);
   printHalf(out, row.inPlace);
+  if (row.floorUs >= 0) std::fprintf(out, "  %7s", timeText(row.floorUs).c_str());
   std::fprintf(out, "\n");
   std::fflush(out);
 }
@@ -103,10 +115,13 @@ void printFooter(std::FILE* out, double wrongTotal, double avgBusBw) {
 void writeJsonRow(std::FILE* out, const RunDescription& run, const Options& o, const ResultRow& row) {
   std::string line = "{\"library\":" + jsonString(run.library) + ",\"collective\":" + jsonString(run.collective) +
                      ",\"nranks\":" + std::to_string(run.nranks) + ",\"algo\":" + jsonString(run.algo) +
-                     ",\"blocking\":" + (o.blocking ? "1" : "0") + ",\"size\":" + std::to_string(row.bytes) +
-                     ",\"count\":" + std::to_string(row.count) + ",\"type\":" + jsonString(row.type) +
-                     ",\"redop\":" + jsonString(row.op) + ",\"root\":" + std::to_string(row.root) + "," +
-                     jsonHalf("oop_", row.outOfPlace) + "," + jsonHalf("ip_", row.inPlace) + "}\n";
+                     ",\"memory\":" + jsonString(o.memory) +
+                     ",\"blocking\":" + (o.blocking && o.memory != "cuda" ? "1" : "0") +
+                     ",\"size\":" + std::to_string(row.bytes) + ",\"count\":" + std::to_string(row.count) +
+                     ",\"type\":" + jsonString(row.type) + ",\"redop\":" + jsonString(row.op) +
+                     ",\"root\":" + std::to_string(row.root) + "," + jsonHalf("oop_", row.outOfPlace) + "," +
+                     jsonHalf("ip_", row.inPlace) +
+                     (row.floorUs >= 0 ? ",\"floor_us\":" + jsonNumber(row.floorUs) : std::string()) + "}\n";
   std::fputs(line.c_str(), out);
   std::fflush(out);
 }

@@ -16,6 +16,8 @@ struct RankDescription {
   int rank = 0;
   int pid = 0;
   char host[64] = {};
+  int device = -1;  // the CUDA device of its buffers; -1: host memory
+  char deviceName[64] = {};
 };
 
 struct RunDescription {
@@ -25,6 +27,7 @@ struct RunDescription {
   std::string title;               // the header's library and version: "Myriad 0.1.0", "Open MPI 4.1.4"
   std::string launcher;            // "fork", "ompi", ... (LaunchInfo::kind), "mpirun", "store"
   std::string algo;                // MYRIAD_ALGO, "" for the tuner's choice; a peer's variant ("ring")
+  std::string memoryNote;          // -m cuda: "NVIDIA H200, 1 device"
   int nranks = 1;
 };
 
@@ -44,11 +47,12 @@ struct ResultRow {
   int root = -1;
   ResultHalf outOfPlace;
   ResultHalf inPlace;
+  double floorUs = -1;  // --floor-gbps: the time the bytes all ranks must read and write take; < 0: not asked
 };
 
 void printRunHeader(std::FILE* out, const Options& options, const RunDescription& run,
                     const std::vector<RankDescription>& ranks);
-void printTableHeader(std::FILE* out);
+void printTableHeader(std::FILE* out, bool floor);
 void printRow(std::FILE* out, const ResultRow& row);
 void printFooter(std::FILE* out, double wrongTotal, double avgBusBw);
 
