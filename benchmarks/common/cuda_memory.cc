@@ -80,7 +80,9 @@ class CudaMemory : public RankMemory {
            sync(error);
   }
   myrStream_t stream() const override { return reinterpret_cast<myrStream_t>(stream_); }
-  bool sync(std::string* error) override { return check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize", error); }
+  bool sync(std::string* error) override {
+    return check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize", error);
+  }
   int device() const override { return device_; }
   std::string deviceName() const override { return name_; }
 
@@ -118,6 +120,8 @@ CudaProbe probeCudaHere() {
   return p;
 }
 
-std::unique_ptr<RankMemory> makeCudaMemory() { return std::make_unique<CudaMemory>(); }
+std::unique_ptr<RankMemory> makeCudaMemory() {
+  return std::make_unique<CudaMemory>();
+}
 
 }  // namespace myriad::bench

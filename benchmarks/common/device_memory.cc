@@ -135,9 +135,13 @@ std::unique_ptr<RankMemory> makeRankMemory(MemoryKind kind, bool blocking) {
 }
 
 #ifdef MYRIAD_HAVE_CUDA
-bool cudaBuilt() { return true; }
+bool cudaBuilt() {
+  return true;
+}
 #else
-bool cudaBuilt() { return false; }
+bool cudaBuilt() {
+  return false;
+}
 
 CudaProbe probeCudaHere() {
   CudaProbe p;
