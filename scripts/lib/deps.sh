@@ -42,7 +42,9 @@ myriad_build() {
   local dir=$1
   shift
   mkdir -p "$dir"
-  cmake -S "$MYRIAD_ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; return 1; }
+  local launcher=()  # ccache where the machine has it (not installed by default)
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  cmake -S "$MYRIAD_ROOT" -B "$dir" -G Ninja "${launcher[@]}" "$@" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; return 1; }
   grep -A10 "Myriad .* configuration" "$dir/configure.log" | sed 's/^-- //'
   cmake --build "$dir" -j "${MYRIAD_JOBS:-2}"
 }
