@@ -99,5 +99,8 @@ class Device {
 // host-backed; none), or why there is none; probed at the first call and cached. The library loads without a
 // driver: the CUDA driver is opened here, at first use, never at load time.
 Result<Device*> processDevice();
+// processDevice()'s device, or null when there is none (then processDevice() says why): the check every
+// collective call makes, one atomic load once the choice is made.
+Device* usableDevice();
 
 }  // namespace myriad

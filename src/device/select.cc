@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -25,6 +26,10 @@ struct Choice {
 
 std::mutex gMutex;
 Choice gChoice;
+// The fast path of every collective call (usableDevice): set once this process has chosen, cleared in a
+// forked child (pthread_atfork), so a call costs one atomic load, not a syscall and a lock.
+std::atomic<bool> gChosen{false};
+std::atomic<Device*> gDevice{nullptr};
 
 Result<Device*> openCuda() {
 #ifdef MYRIAD_HAVE_CUDA
@@ -48,8 +53,14 @@ Result<Device*> choose() {
 }  // namespace
 
 Result<Device*> processDevice() {
-  // A fork while another thread chooses must not leave the child's copy of the lock held.
-  static const int registered = pthread_atfork([] { gMutex.lock(); }, [] { gMutex.unlock(); }, [] { gMutex.unlock(); });
+  // A fork while another thread chooses must not leave the child's copy of the lock held; the child chooses
+  // again.
+  static const int registered = pthread_atfork([] { gMutex.lock(); }, [] { gMutex.unlock(); },
+                                               [] {
+                                                 gChosen.store(false);
+                                                 gDevice.store(nullptr);
+                                                 gMutex.unlock();
+                                               });
   (void)registered;
   std::lock_guard<std::mutex> lk(gMutex);
   if (gChoice.pid != ::getpid()) {
@@ -57,9 +68,17 @@ Result<Device*> processDevice() {
     gChoice.pid = ::getpid();
     gChoice.device = chosen.isOk() ? chosen.value() : nullptr;
     gChoice.error = chosen.takeStatus();
+    gDevice.store(gChoice.device, std::memory_order_release);
+    gChosen.store(true, std::memory_order_release);
   }
   if (gChoice.device == nullptr) return gChoice.error;
   return gChoice.device;
+}
+
+Device* usableDevice() {
+  if (gChosen.load(std::memory_order_acquire)) return gDevice.load(std::memory_order_acquire);
+  auto d = processDevice();
+  return d.isOk() ? d.value() : nullptr;
 }
 
 }  // namespace myriad

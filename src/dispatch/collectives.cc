@@ -173,40 +173,34 @@ std::string bufferKinds(const CollArgs& a, const Device& dev) {
 }  // namespace
 
 Result<Device*> callDevice(const CollArgs& args, const Comm& comm, const CallStream& stream) {
-  const std::string me = "rank " + std::to_string(comm.rank()) + ": ";
   size_t onDevice = 0, total = 0;
-  Result<Device*> dev = processDevice();
+  Device* dev = usableDevice();  // one atomic load: this runs on every call
   auto count = [&](const void* p) {
     if (!p) return;
     ++total;
-    if (dev.isOk() && dev.value()->isDeviceMemory(p)) ++onDevice;
+    if (dev && dev->isDeviceMemory(p)) ++onDevice;
   };
   count(args.sendbuff);
   count(args.recvbuff);
   for (const P2pCall& c : args.p2p) count(c.buf);
-  if (stream.host) {
-    if (onDevice)
-      return invalidArgument(me +
-                             "device buffers on a host stream (myrStreamCreate): pass the device's stream "
-                             "(a cudaStream_t) instead");
-    return nullptr;
-  }
-  if (onDevice == 0 && total > 0) {
-    if (stream.device)
-      return invalidArgument(me +
-                             "the stream is not a host stream (myrStreamCreate), and the buffers are host "
-                             "memory: host buffers take a host stream or NULL");
-    return nullptr;
-  }
-  if (onDevice == 0 && !stream.device)
-    return nullptr;  // no buffers (barrier, empty calls): host, unless a
-                     // device stream orders it
-  if (!dev.isOk())
-    return invalidArgument(
-        me + "the stream is not a host stream (myrStreamCreate), and there is no device: " + dev.status().message());
+  // The common case first, without building any text: host buffers, blocking or on a host stream.
+  if (onDevice == 0 && !stream.device) return nullptr;
+  const std::string me = "rank " + std::to_string(comm.rank()) + ": ";
+  if (stream.host)
+    return invalidArgument(me +
+                           "device buffers on a host stream (myrStreamCreate): pass the device's stream (a "
+                           "cudaStream_t) instead");
+  if (onDevice == 0 && total > 0)
+    return invalidArgument(me +
+                           "the stream is not a host stream (myrStreamCreate), and the buffers are host "
+                           "memory: host buffers take a host stream or NULL");
+  // Device buffers, or no buffers at all (a barrier, empty calls) ordered on a device stream.
+  if (!dev)
+    return invalidArgument(me + "the stream is not a host stream (myrStreamCreate), and there is no device: " +
+                           processDevice().status().message());
   if (onDevice != total)
-    return invalidArgument(me + "one call takes host or device buffers, not both: " + bufferKinds(args, *dev.value()));
-  return dev.value();
+    return invalidArgument(me + "one call takes host or device buffers, not both: " + bufferKinds(args, *dev));
+  return dev;
 }
 
 Status issueNow(Comm& comm, CollArgs args, const Algorithm* algo, CallStream stream) {
