@@ -1,6 +1,10 @@
 #include "core/device_comm.h"
 
 #include <string>
+#include <thread>
+
+#include "base/clock.h"
+#include "base/log.h"
 
 namespace myriad {
 
@@ -16,9 +20,19 @@ DeviceComm::DeviceComm(Device& device, int rank, int nranks, DeviceChannelOpener
 
 DeviceComm::~DeviceComm() {
   // Whatever is still enqueued may use channels and scratch: let it finish (or fail) first. (After a peer
-  // died the communicator released the waits, so this returns.)
+  // died the communicator released the waits, so this returns.) The lanes first, then the caller's stream,
+  // which carries the end of each call (the channels' closing handshake) up to the end event.
   for (DeviceStream* s : lanes_)
     if (s) device_.synchronize(s).ignore();
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (busy() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (busy()) {
+    // Freeing memory a stream may still write would corrupt whatever reuses it: leak it instead.
+    MYR_LOG(kWarn, kColl, rank_, "device work of a destroyed communicator did not finish in 10 s; its memory is left");
+    for (auto& c : channels_)
+      if (c) c->release = nullptr;
+    scratch_.clear();
+  }
   channels_.clear();
   for (DeviceStream* s : lanes_)
     if (s) device_.destroyStream(s);
@@ -91,8 +105,8 @@ std::vector<int> DeviceComm::channelPeers() const {
 void DeviceComm::releaseWaits() {
   std::lock_guard<std::mutex> lock(openMu_);
   for (DeviceChannel* c : open_) {
-    device_.releaseFlag(c->arrived(), kReleased).ignore();
-    device_.releaseFlag(c->freed(), kReleased).ignore();
+    for (size_t i = 0; i < ChannelLayout::kFlagWords; ++i)
+      device_.releaseFlag(DeviceChannel::flagWord(c->mine, i), kReleased).ignore();
   }
 }
 

@@ -5,9 +5,14 @@
 //
 // A DeviceChannel joins this rank and one peer of its host in both directions, through memory each side
 // allocated and the other mapped (transports/cuda_ipc): this rank's `mine` block holds the inbox the peer
-// writes its messages into and the two flag words the peer writes (`arrived`: messages it put in the inbox;
-// `freed`: messages of ours it consumed from its inbox); `theirs` is the same block of the peer, mapped here.
-// Every wait polls this rank's own memory; every signal writes the peer's.
+// writes its messages into and the flag words the peer writes (`arrived`: pieces it put in the inbox;
+// `freed`: pieces of ours it consumed from its inbox; `done`: it finished the call); `theirs` is the same
+// block of the peer, mapped here. Every wait polls this rank's own memory; every signal writes the peer's.
+// Every call is self-contained: its counts start at 1 and its flags are back at 0 when it ends, so a call
+// captured into a CUDA graph replays (its waits are constants). A call ends with two handshakes per
+// channel (device_executor.cc): `done` (the peer writes nothing more into our flags), then we clear our
+// flags and say `cleared` — the peer starts its next call on the channel only after that, so none of its
+// writes can land before our clearing.
 #pragma once
 
 #include <atomic>
@@ -23,12 +28,13 @@
 
 namespace myriad {
 
-// The layout of one side's block: two flag words, each on its own 128-byte line, then `slots` inbox slots of
-// `slotBytes` (a multiple of 256).
+// The layout of one side's block: the flag words arrived, freed, done and cleared, each on its own 128-byte
+// line, then `slots` inbox slots of `slotBytes` (a multiple of 256).
 struct ChannelLayout {
-  static constexpr size_t kArrived = 0;
-  static constexpr size_t kFreed = 128;
-  static constexpr size_t kInbox = 256;
+  enum Flag : size_t { kArrived = 0, kFreed = 1, kDone = 2, kCleared = 3 };
+  static constexpr size_t kFlagWords = 4;
+  static constexpr size_t flagAt(Flag f) { return 128 * static_cast<size_t>(f); }
+  static constexpr size_t kInbox = 512;
   uint32_t slots = 0;
   size_t slotBytes = 0;
   size_t bytes() const { return kInbox + slots * slotBytes; }
@@ -40,15 +46,15 @@ struct DeviceChannel {
   ChannelLayout peerLayout;   // of `theirs`: the pieces this rank sends
   uint8_t* mine = nullptr;    // this rank's block (allocated here)
   uint8_t* theirs = nullptr;  // the peer's block (mapped here)
-  // Messages (pieces of at most slotBytes) this rank sent to / consumed from the peer, counted as they are
-  // enqueued: stream order makes the enqueue order the order on the device.
+  // Within a call, the pieces (of at most one slot) this rank sent to / consumed from the peer so far,
+  // counted as they are enqueued: stream order makes the enqueue order the order on the device.
   uint64_t sent = 0, received = 0;
   std::function<void()> release;  // frees `mine` and unmaps `theirs`
 
-  uint64_t* arrived() const { return flag(mine, ChannelLayout::kArrived); }
-  uint64_t* freed() const { return flag(mine, ChannelLayout::kFreed); }
-  uint64_t* peerArrived() const { return flag(theirs, ChannelLayout::kArrived); }
-  uint64_t* peerFreed() const { return flag(theirs, ChannelLayout::kFreed); }
+  uint64_t* own(ChannelLayout::Flag f) const { return flag(mine, ChannelLayout::flagAt(f)); }
+  uint64_t* peers(ChannelLayout::Flag f) const { return flag(theirs, ChannelLayout::flagAt(f)); }
+  // Starts a call on this channel: counts from zero.
+  void beginCall() { sent = received = 0; }
   // Where piece n (counted from 1) from the peer lies; where our piece n goes.
   uint8_t* inboxSlot(uint64_t piece) const { return slot(mine, layout, piece); }
   uint8_t* peerInboxSlot(uint64_t piece) const { return slot(theirs, peerLayout, piece); }
@@ -62,6 +68,12 @@ struct DeviceChannel {
 
  private:
   static uint64_t* flag(uint8_t* block, size_t at) { return reinterpret_cast<uint64_t*>(block + at); }
+
+ public:
+  // Every flag word of a block (to zero a fresh one, or release them all).
+  static uint64_t* flagWord(uint8_t* block, size_t i) { return flag(block, 128 * i); }
+
+ private:
   static uint8_t* slot(uint8_t* block, const ChannelLayout& l, uint64_t piece) {
     return block + ChannelLayout::kInbox + ((piece - 1) % l.slots) * l.slotBytes;
   }
@@ -82,6 +94,7 @@ class DeviceComm {
   int nranks() const { return nranks_; }
   // The channel to `peer`, opened on first use.
   Result<DeviceChannel*> channel(int peer);
+  bool hasChannel(int peer) const { return channels_[static_cast<size_t>(peer)] != nullptr; }
   // Internal stream number `i`, created on first use (then *created is set) and kept.
   Result<DeviceStream*> lane(size_t i, bool* created = nullptr);
   // Event number `i` of the pool, created on first use and kept. A call may use each once per call.
@@ -89,6 +102,7 @@ class DeviceComm {
   // At least `bytes` of device memory. A larger request allocates anew; earlier blocks stay until the
   // communicator is destroyed, since calls already enqueued may still use them.
   Result<uint8_t*> scratch(size_t bytes);
+  bool scratchFits(size_t bytes) const { return !scratch_.empty() && bytes <= scratchBytes_; }
   // The event recorded at the end of every call: the next call, on whatever stream, starts after the last
   // one's record, so a communicator's calls never overlap on the device (they share channels and scratch).
   Result<DeviceEvent*> endEvent();

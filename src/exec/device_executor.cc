@@ -29,6 +29,7 @@ class Lowering {
       : s_(s), args_(args), dc_(dc), dev_(dc.device()), user_(user) {}
 
   Status run() {
+    MYR_ASSIGN_OR_RETURN(capturing_, dev_.capturing(user_));
     MYR_TRY(openChannels());
     MYR_TRY(bind());
     assignLanes();
@@ -43,6 +44,10 @@ class Lowering {
     bases_[BufRef::kSend] = static_cast<uint8_t*>(const_cast<void*>(args_.sendbuff));
     bases_[BufRef::kRecv] = static_cast<uint8_t*>(args_.recvbuff);
     if (s_.scratchBytes()) {
+      if (capturing_ && !dc_.scratchFits(s_.scratchBytes()))
+        return invalidUsage(s_.name() +
+                            ": captured into a CUDA graph needing more scratch than this "
+                            "communicator has: make one uncaptured call of this size first");
       MYR_ASSIGN_OR_RETURN(bases_[BufRef::kScratch], dc_.scratch(s_.scratchBytes()));
     }
     for (size_t i = 0; i < args_.p2p.size(); ++i) bases_[BufRef::kUser + i] = static_cast<uint8_t*>(args_.p2p[i].buf);
@@ -58,7 +63,16 @@ class Lowering {
       if (Schedule::isMessage(st.kind)) peers.push_back(st.peer);
     std::sort(peers.begin(), peers.end());
     peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
-    for (int p : peers) MYR_TRY(dc_.channel(p).status());
+    for (int p : peers) {
+      if (capturing_ && !dc_.hasChannel(p))
+        return invalidUsage(s_.name() + ": captured into a CUDA graph before this communicator reached rank " +
+                            std::to_string(p) +
+                            " on the device: make one uncaptured call first (setting up a "
+                            "channel cannot be captured)");
+      MYR_ASSIGN_OR_RETURN(DeviceChannel * ch, dc_.channel(p));
+      ch->beginCall();
+      channels_.push_back(ch);
+    }
     return Status::ok();
   }
 
@@ -89,15 +103,11 @@ class Lowering {
 
   // The caller's stream waits for the communicator's previous call, then everything of this call starts
   // after what the stream already holds.
+  // Under graph capture the call is ordered by the stream the graph is launched on only: an event recorded
+  // outside the capture cannot be waited for inside it, nor one recorded inside waited for outside.
   Status start() {
-    MYR_ASSIGN_OR_RETURN(bool capturing, dev_.capturing(user_));
-    if (capturing)
-      return invalidUsage(s_.name() +
-                          ": the stream is being captured into a CUDA graph, which device calls do not "
-                          "support yet (their flags count up across calls: a replay would wait for "
-                          "the values of the capture)");
     MYR_ASSIGN_OR_RETURN(end_, dc_.endEvent());
-    if (dc_.ranBefore()) MYR_TRY(dev_.waitEvent(user_, end_));
+    if (dc_.ranBefore() && !capturing_) MYR_TRY(dev_.waitEvent(user_, end_));
     MYR_ASSIGN_OR_RETURN(start_, dc_.event(0));
     return dev_.record(start_, user_);
   }
@@ -166,10 +176,10 @@ class Lowering {
     const uint8_t* src = at(st.a);
     for (size_t k = 0, n = pieces(st.n, l.slotBytes); k < n; ++k) {
       uint64_t q = ++ch->sent;
-      if (q > l.slots) MYR_TRY(dev_.waitFlag(s, ch->freed(), q - l.slots));
+      if (q > l.slots) MYR_TRY(dev_.waitFlag(s, ch->own(ChannelLayout::kFreed), q - l.slots));
       size_t off = k * l.slotBytes, len = std::min(l.slotBytes, st.n - off);
       if (len) MYR_TRY(dev_.copy(s, ch->peerInboxSlot(q), src + off, len));
-      MYR_TRY(dev_.writeFlag(s, ch->peerArrived(), q));
+      MYR_TRY(dev_.writeFlag(s, ch->peers(ChannelLayout::kArrived), q));
     }
     return Status::ok();
   }
@@ -180,18 +190,24 @@ class Lowering {
     const size_t es = st.kind == Kind::kRecvReduce ? dtypeSize(st.dtype) : 1;
     for (size_t k = 0, n = pieces(st.n, l.slotBytes); k < n; ++k) {
       uint64_t r = ++ch->received;
-      MYR_TRY(dev_.waitFlag(s, ch->arrived(), r));
+      MYR_TRY(dev_.waitFlag(s, ch->own(ChannelLayout::kArrived), r));
       size_t off = k * l.slotBytes, len = std::min(l.slotBytes, st.n - off);
       if (len && st.kind == Kind::kRecv) MYR_TRY(dev_.copy(s, at(st.dst) + off, ch->inboxSlot(r), len));
       if (len && st.kind == Kind::kRecvReduce)
         MYR_TRY(dev_.reduce(s, at(st.dst) + off, ch->inboxSlot(r), at(st.b) + off, len / es, st.dtype, st.op));
-      MYR_TRY(dev_.writeFlag(s, ch->peerFreed(), r));
+      MYR_TRY(dev_.writeFlag(s, ch->peers(ChannelLayout::kFreed), r));
     }
     return Status::ok();
   }
 
-  // Every lane this call used ends before the caller's stream goes on; the communicator's end event follows.
+  // Every lane this call used ends before the caller's stream goes on. Then, on the caller's stream, the
+  // closing handshakes of the channels (each step for all channels before the next, so no rank waits for a
+  // peer that waits for a third): all our pieces consumed and `done` to the peer; the peer's `done` (it
+  // writes nothing more into our flags this call), our arrived/freed/done back to 0 and `cleared` to the
+  // peer; the peer's `cleared` (its next call may start: our flags are clear), and ours back to 0 — the
+  // peer's next `cleared` comes only after our next `done`. The communicator's end event follows.
   Status finish() {
+    using L = ChannelLayout;
     int32_t n = events_;
     for (int32_t lane : used_) {
       MYR_ASSIGN_OR_RETURN(DeviceStream * s, dc_.lane(static_cast<size_t>(lane)));
@@ -199,8 +215,23 @@ class Lowering {
       MYR_TRY(dev_.record(e, s));
       MYR_TRY(dev_.waitEvent(user_, e));
     }
-    MYR_TRY(dev_.record(end_, user_));
-    dc_.markRan();
+    for (DeviceChannel* ch : channels_) {
+      if (ch->sent) MYR_TRY(dev_.waitFlag(user_, ch->own(L::kFreed), ch->sent));
+      MYR_TRY(dev_.writeFlag(user_, ch->peers(L::kDone), 1));
+    }
+    for (DeviceChannel* ch : channels_) {
+      MYR_TRY(dev_.waitFlag(user_, ch->own(L::kDone), 1));
+      for (auto f : {L::kArrived, L::kFreed, L::kDone}) MYR_TRY(dev_.writeFlag(user_, ch->own(f), 0));
+      MYR_TRY(dev_.writeFlag(user_, ch->peers(L::kCleared), 1));
+    }
+    for (DeviceChannel* ch : channels_) {
+      MYR_TRY(dev_.waitFlag(user_, ch->own(L::kCleared), 1));
+      MYR_TRY(dev_.writeFlag(user_, ch->own(L::kCleared), 0));
+    }
+    if (!capturing_) {
+      MYR_TRY(dev_.record(end_, user_));
+      dc_.markRan();
+    }
     return Status::ok();
   }
 
@@ -216,7 +247,9 @@ class Lowering {
   std::vector<int32_t> eventOf_;  // per step: its event among this call's, or -1 (no dependent elsewhere)
   int32_t events_ = 0;
   std::vector<int32_t> used_;                  // lanes other than the caller's stream, in order of first use
+  std::vector<DeviceChannel*> channels_;       // the channels this call uses, in ascending peer order
   std::unordered_map<uint64_t, Step> waited_;  // (lane, other lane) -> the latest step of other waited for
+  bool capturing_ = false;                     // the caller's stream is being captured into a CUDA graph
   DeviceEvent* start_ = nullptr;
   DeviceEvent* end_ = nullptr;
 };

@@ -31,6 +31,8 @@ class Guarded {
   std::string untouched(size_t from, size_t to, const std::string& what) const;
   // Both guards still canary.
   std::string guardsIntact(const std::string& what) const;
+  // Everything it holds, guards included (to save and restore its state).
+  std::vector<uint8_t>& storage() { return storage_; }
 
  private:
   std::vector<uint8_t> storage_;

@@ -41,8 +41,7 @@ Result<uint8_t*> LocalChannels::block(int owner, int peer) {
   if (!p) {
     MYR_ASSIGN_OR_RETURN(p, dev_.alloc(layout(owner).bytes()));
     auto* b = static_cast<uint8_t*>(p);
-    MYR_TRY(dev_.releaseFlag(reinterpret_cast<uint64_t*>(b + ChannelLayout::kArrived), 0));
-    MYR_TRY(dev_.releaseFlag(reinterpret_cast<uint64_t*>(b + ChannelLayout::kFreed), 0));
+    for (size_t i = 0; i < ChannelLayout::kFlagWords; ++i) MYR_TRY(dev_.releaseFlag(DeviceChannel::flagWord(b, i), 0));
   }
   return static_cast<uint8_t*>(p);
 }
@@ -57,9 +56,10 @@ Result<std::unique_ptr<DeviceChannel>> LocalChannels::open(int me, int peer) {
   return ch;
 }
 
-DeviceRunner::DeviceRunner(int nranks, uint64_t seed) : dev_(options(seed)), channels_(dev_, layouts(nranks, seed)) {
+DeviceRunner::DeviceRunner(int nranks, uint64_t seed)
+    : dev_(options(seed)), rec_(dev_), channels_(rec_, layouts(nranks, seed)) {
   for (int r = 0; r < nranks; ++r) {
-    comms_.push_back(std::make_unique<DeviceComm>(dev_, r, nranks,
+    comms_.push_back(std::make_unique<DeviceComm>(rec_, r, nranks,
                                                   [this, r](Device&, int peer) { return channels_.open(r, peer); }));
     auto s = dev_.createStream();
     MYR_ASSERT(s.isOk());
@@ -80,9 +80,29 @@ Status DeviceRunner::run(std::vector<sim::RankCall>& calls, sim::RunStats* stats
   for (size_t r = 0; r < calls.size(); ++r)
     MYR_TRY(enqueueSchedule(calls[r].schedule, calls[r].args, *comms_[r], streams_[r])
                 .addContext("rank " + std::to_string(r) + ": enqueueing"));
-  for (size_t r = 0; r < calls.size(); ++r)
+  return syncAll();
+}
+
+Status DeviceRunner::syncAll() {
+  for (size_t r = 0; r < streams_.size(); ++r)
     MYR_TRY(dev_.synchronize(streams_[r]).addContext("rank " + std::to_string(r)));
   return Status::ok();
+}
+
+Status DeviceRunner::capture(std::vector<sim::RankCall>& calls) {
+  rec_.beginCapture();
+  Status s;
+  for (size_t r = 0; r < calls.size() && s.isOk(); ++r)
+    s = enqueueSchedule(calls[r].schedule, calls[r].args, *comms_[r], streams_[r])
+            .addContext("rank " + std::to_string(r) + ": capturing");
+  rec_.endCapture();
+  if (s.isOk() && rec_.recorded() == 0) return internalError("capture recorded no operation");
+  return s;
+}
+
+Status DeviceRunner::replay() {
+  MYR_TRY(rec_.replay());
+  return syncAll();
 }
 
 }  // namespace myriad::devtest

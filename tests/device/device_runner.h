@@ -14,6 +14,7 @@
 
 #include "core/device_comm.h"
 #include "device/host_device.h"
+#include "tests/device/recording_device.h"
 #include "tests/sim/det_executor.h"
 
 namespace myriad::devtest {
@@ -39,10 +40,16 @@ class DeviceRunner final : public sim::CallRunner {
   DeviceRunner(int nranks, uint64_t seed);
   ~DeviceRunner() override;
   Status run(std::vector<sim::RankCall>& calls, sim::RunStats* stats = nullptr) override;
+  // Graph capture, emulated (recording_device.h): every rank's call lowered under capture, nothing run;
+  // then each replay() runs the recorded operations again and waits for every rank's stream.
+  Status capture(std::vector<sim::RankCall>& calls);
+  Status replay();
   HostBackedDevice& device() { return dev_; }
 
  private:
+  Status syncAll();
   HostBackedDevice dev_;
+  RecordingDevice rec_;
   LocalChannels channels_;
   std::vector<std::unique_ptr<DeviceComm>> comms_;
   std::vector<DeviceStream*> streams_;

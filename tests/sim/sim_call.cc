@@ -3,6 +3,8 @@
 // block delivered to the wrong place names its true source; reductions use PeriodicReduction.
 #include "sim_call.h"
 
+#include <algorithm>
+
 #include "tests/common/dtype_values.h"
 
 namespace myriad::sim {
@@ -47,6 +49,20 @@ SimCall::SimCall(CollKind kind, const SimCombo& combo, int nranks, const test::P
   if (kind == CollKind::kAllReduce || kind == CollKind::kReduce) ref_.emplace(c_.type, c_.op, n_, c_.count, c_.salt);
   if (kind == CollKind::kReduceScatter) ref_.emplace(c_.type, c_.op, n_, c_.count * static_cast<size_t>(n_), c_.salt);
   for (int r = 0; r < n_; ++r) setUp(r);
+}
+
+std::vector<std::vector<uint8_t>> SimCall::image() {
+  std::vector<std::vector<uint8_t>> out;
+  for (Bufs& b : bufs_) out.push_back(b.send.storage()), out.push_back(b.recv.storage());
+  return out;
+}
+
+void SimCall::restore(const std::vector<std::vector<uint8_t>>& image) {
+  size_t i = 0;
+  for (Bufs& b : bufs_) {
+    std::copy(image[i].begin(), image[i].end(), b.send.storage().begin()), ++i;
+    std::copy(image[i].begin(), image[i].end(), b.recv.storage().begin()), ++i;
+  }
 }
 
 void SimCall::setUp(int r) {

@@ -39,6 +39,10 @@ class SimCall {
   std::vector<CollArgs>& args() { return args_; }
   // "" or what is wrong with rank's buffers after the call.
   std::string check(int rank) const;
+  // Every rank's buffers as they are (guards included), and back: a call run again on the same buffers
+  // (a replayed graph) starts from the state it was set up in.
+  std::vector<std::vector<uint8_t>> image();
+  void restore(const std::vector<std::vector<uint8_t>>& image);
 
  private:
   struct Bufs {

@@ -77,8 +77,8 @@ Result<std::unique_ptr<DeviceChannel>> open(Comm& comm, Device& device, int peer
   ch->mine = static_cast<uint8_t*>(mine);
   ch->release = [&device, mine] { device.free(mine); };
   // The flags start at zero before the peer can see them; the inbox needs nothing.
-  MYR_TRY(device.releaseFlag(ch->arrived(), 0));
-  MYR_TRY(device.releaseFlag(ch->freed(), 0));
+  for (size_t i = 0; i < ChannelLayout::kFlagWords; ++i)
+    MYR_TRY(device.releaseFlag(DeviceChannel::flagWord(ch->mine, i), 0));
 
   const bool samePid = them.pid == me.pid && them.pidNamespace == me.pidNamespace;
   SharedMemoryHandle exported;
