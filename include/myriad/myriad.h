@@ -1,4 +1,5 @@
-/* Myriad: collective communication for training clusters — the C API, the library's only stable ABI.
+/** @file
+ * Myriad: collective communication for training clusters — the C API, the library's only stable ABI.
  * Shaped like NCCL's so that porting is a rename: result codes, data types and reduction operators use
  * NCCL's numeric values. Every call returns a myrResult_t; the text of a communicator's last error is
  * kept on that communicator (myrGetLastError), never in a process-wide buffer. */
@@ -12,51 +13,69 @@
 extern "C" {
 #endif
 
+/** Major version of this header (and of the library it belongs to). */
 #define MYRIAD_MAJOR 0
+/** Minor version of this header. */
 #define MYRIAD_MINOR 1
+/** Patch level of this header. */
 #define MYRIAD_PATCH 0
 /** Encoded as MAJOR*10000 + MINOR*100 + PATCH, as myrGetVersion reports it. */
 #define MYRIAD_VERSION_CODE (MYRIAD_MAJOR * 10000 + MYRIAD_MINOR * 100 + MYRIAD_PATCH)
 
-/** Result codes; numeric values equal NCCL's. */
+/** Result codes; numeric values equal NCCL's. Every failure also has a message (myrGetLastError) and is
+ *  logged at WARN; docs/troubleshooting.md lists the messages by symptom. */
 typedef enum {
-  myrSuccess = 0,
-  myrUnhandledCudaError = 1,
-  myrSystemError = 2,
-  myrInternalError = 3,
-  myrInvalidArgument = 4,
-  myrInvalidUsage = 5,
-  myrRemoteError = 6,
-  myrInProgress = 7,
-  myrTimeout = 8,
-  myrNumResults = 9
+  myrSuccess = 0,            /**< The call succeeded (on a stream: it was enqueued). */
+  myrUnhandledCudaError = 1, /**< A CUDA runtime or driver call failed, or there is no CUDA driver or device; the
+                                  message names the call and CUDA's error. */
+  myrSystemError = 2,        /**< An operating-system call failed (socket, shared memory, mmap, verbs); the message
+                                  ends with the errno and its text. */
+  myrInternalError = 3,      /**< A bug in Myriad: please report it with the message. */
+  myrInvalidArgument = 4,    /**< An argument of this call, or a MYRIAD_* variable, is wrong (NULL, out of range,
+                                  overlapping buffers, malformed); nothing was started or enqueued. */
+  myrInvalidUsage = 5,       /**< The call is not allowed here: in this state (inside a group, init still running),
+                                  with what the other ranks do (nranks, message sizes), or not supported yet (graph
+                                  capture, device memory between hosts). */
+  myrRemoteError = 6,        /**< Another rank failed or exited, or the rendezvous root is gone; the message names the
+                                  rank and its host. */
+  myrInProgress = 7,         /**< A non-blocking init is still running; poll myrCommGetAsyncError. */
+  myrTimeout = 8,            /**< A deadline passed: a peer moved no data for MYRIAD_TIMEOUT_MS (the message names the
+                                  rank to blame), or the rendezvous took longer than MYRIAD_INIT_TIMEOUT_MS. */
+  myrNumResults = 9          /**< The number of result codes; not a result. */
 } myrResult_t;
 
 /** Element types; numeric values equal NCCL's. */
 typedef enum {
-  myrInt8 = 0,
-  myrChar = 0,
-  myrUint8 = 1,
-  myrInt32 = 2,
-  myrInt = 2,
-  myrUint32 = 3,
-  myrInt64 = 4,
-  myrUint64 = 5,
-  myrFloat16 = 6,
-  myrHalf = 6,
-  myrFloat32 = 7,
-  myrFloat = 7,
-  myrFloat64 = 8,
-  myrDouble = 8,
-  myrBfloat16 = 9,
-  myrFloat8e4m3 = 10,
-  myrFloat8e5m2 = 11,
-  myrNumTypes = 12
+  myrInt8 = 0,        /**< Signed 8-bit integer. */
+  myrChar = 0,        /**< Same as myrInt8. */
+  myrUint8 = 1,       /**< Unsigned 8-bit integer. */
+  myrInt32 = 2,       /**< Signed 32-bit integer. */
+  myrInt = 2,         /**< Same as myrInt32. */
+  myrUint32 = 3,      /**< Unsigned 32-bit integer. */
+  myrInt64 = 4,       /**< Signed 64-bit integer. */
+  myrUint64 = 5,      /**< Unsigned 64-bit integer. */
+  myrFloat16 = 6,     /**< IEEE 754 binary16 (half); reduced in float, rounded to nearest even. */
+  myrHalf = 6,        /**< Same as myrFloat16. */
+  myrFloat32 = 7,     /**< IEEE 754 binary32. */
+  myrFloat = 7,       /**< Same as myrFloat32. */
+  myrFloat64 = 8,     /**< IEEE 754 binary64. */
+  myrDouble = 8,      /**< Same as myrFloat64. */
+  myrBfloat16 = 9,    /**< bfloat16 (binary32's exponent, 7 mantissa bits); reduced in float. */
+  myrFloat8e4m3 = 10, /**< 8-bit float E4M3 (OCP FP8; overflow gives NaN); reduced in float. */
+  myrFloat8e5m2 = 11, /**< 8-bit float E5M2 (OCP FP8; overflow gives infinity); reduced in float. */
+  myrNumTypes = 12    /**< The number of data types; not a type. */
 } myrDataType_t;
 
 /** Reduction operators; numeric values equal NCCL's. myrAvg divides the sum by the rank count at the end
  *  (integers: truncating division). */
-typedef enum { myrSum = 0, myrProd = 1, myrMax = 2, myrMin = 3, myrAvg = 4, myrNumOps = 5 } myrRedOp_t;
+typedef enum {
+  myrSum = 0,   /**< Sum. */
+  myrProd = 1,  /**< Product. */
+  myrMax = 2,   /**< Maximum. */
+  myrMin = 3,   /**< Minimum. */
+  myrAvg = 4,   /**< Sum divided by the number of ranks. */
+  myrNumOps = 5 /**< The number of operators; not an operator. */
+} myrRedOp_t;
 
 /** Opaque handle of a communicator. */
 typedef struct myrComm* myrComm_t;
@@ -70,11 +89,12 @@ typedef struct myrComm* myrComm_t;
  *    (myrCommGetAsyncError). One call takes host or device buffers, never both. */
 typedef struct myrStream* myrStream_t;
 
+/** Size of myrUniqueId in bytes (NCCL's size). */
 #define MYR_UNIQUE_ID_BYTES 128
 /** Names one communicator: the rendezvous address of its root and a random secret. Produced once by
  *  myrGetUniqueId and handed to every rank out of band (MPI, a file, torch's store). */
 typedef struct {
-  char internal[MYR_UNIQUE_ID_BYTES];
+  char internal[MYR_UNIQUE_ID_BYTES]; /**< Opaque: copy all of it, unchanged, to every rank. */
 } myrUniqueId;
 
 /** Options of myrCommInitRankConfig. Initialise with MYR_CONFIG_INITIALIZER, then set fields;
@@ -90,8 +110,11 @@ typedef struct {
   int initTimeoutMs;    /**< deadline of the whole rendezvous (default MYRIAD_INIT_TIMEOUT_MS, 60000) */
 } myrConfig_t;
 
+/** A myrConfig_t field holding this value takes its default (INT_MIN, as NCCL_CONFIG_UNDEF_INT). */
 #define MYR_CONFIG_UNDEF_INT (-2147483647 - 1)
-#define MYR_CONFIG_MAGIC 0x6d797263u /* "myrc" */
+/** Marks a myrConfig_t set up by MYR_CONFIG_INITIALIZER ("myrc"); a config without it is myrInvalidArgument. */
+#define MYR_CONFIG_MAGIC 0x6d797263u
+/** Initial value of a myrConfig_t: size, magic and version filled in, every option MYR_CONFIG_UNDEF_INT. */
 #define MYR_CONFIG_INITIALIZER                                                                              \
   {                                                                                                         \
     sizeof(myrConfig_t), MYR_CONFIG_MAGIC, MYRIAD_VERSION_CODE, MYR_CONFIG_UNDEF_INT, MYR_CONFIG_UNDEF_INT, \
@@ -136,7 +159,9 @@ myrResult_t myrCommAbort(myrComm_t comm);
  *  non-blocking init runs, or myrSuccess. */
 myrResult_t myrCommGetAsyncError(myrComm_t comm, myrResult_t* asyncError);
 
+/** The number of ranks of the communicator, in *count. */
 myrResult_t myrCommCount(const myrComm_t comm, int* count);
+/** This process's rank in the communicator, in *rank. */
 myrResult_t myrCommUserRank(const myrComm_t comm, int* rank);
 
 /** Registers [buff, buff + size) with the communicator for repeated use and returns a handle for
@@ -174,6 +199,8 @@ myrResult_t myrMemFree(void* ptr);
 myrResult_t myrStreamCreate(myrStream_t* stream);
 /** Waits for every call issued on the stream; returns the first error any of them met, once. */
 myrResult_t myrStreamSynchronize(myrStream_t stream);
+/** Runs the calls still queued on the host stream, then frees it. Their errors are not reported: call
+ *  myrStreamSynchronize first to see them. */
 myrResult_t myrStreamDestroy(myrStream_t stream);
 
 /** recvbuff[i] = op over all ranks of sendbuff[i], for i < count, on every rank. sendbuff == recvbuff
@@ -227,6 +254,8 @@ myrResult_t myrScatter(const void* sendbuff, void* recvbuff, size_t count, myrDa
  *  put such patterns in a group). A rank may send to itself only inside a group that also receives. */
 myrResult_t myrSend(const void* sendbuff, size_t count, myrDataType_t datatype, int peer, myrComm_t comm,
                     myrStream_t stream);
+/** Point-to-point: receives count elements from `peer` into recvbuff; the counterpart of myrSend, with the same
+ *  matching and grouping rules. */
 myrResult_t myrRecv(void* recvbuff, size_t count, myrDataType_t datatype, int peer, myrComm_t comm, myrStream_t stream);
 
 /** Returns (or, on a stream, completes) once every rank has entered the barrier. */
@@ -238,6 +267,8 @@ myrResult_t myrBarrier(myrComm_t comm, myrStream_t stream);
  *  between any peers completes. An argument error is returned by the call itself and nothing is queued
  *  for it; an error while running is returned by myrGroupEnd (or by the stream). */
 myrResult_t myrGroupStart(void);
+/** Ends the group of the matching myrGroupStart; the outermost one issues the queued calls (see
+ *  myrGroupStart) and returns an error met while running them (on a stream, the stream reports it). */
 myrResult_t myrGroupEnd(void);
 
 /** Colour that leaves a rank out of every new communicator of a split (*newcomm becomes NULL). */
