@@ -23,6 +23,16 @@ bool isMessageLane(int32_t lane) {
   return lane > 0 && (lane - 1) % kPerPeer < kAfterSend;
 }
 
+// The peers a schedule exchanges messages with, ascending.
+std::vector<int> peers(const Schedule& s) {
+  std::vector<int> out;
+  for (const auto& st : s.steps())
+    if (Schedule::isMessage(st.kind)) out.push_back(st.peer);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 class Lowering {
  public:
   Lowering(const Schedule& s, const CollArgs& args, DeviceComm& dc, DeviceStream* user)
@@ -44,10 +54,6 @@ class Lowering {
     bases_[BufRef::kSend] = static_cast<uint8_t*>(const_cast<void*>(args_.sendbuff));
     bases_[BufRef::kRecv] = static_cast<uint8_t*>(args_.recvbuff);
     if (s_.scratchBytes()) {
-      if (capturing_ && !dc_.scratchFits(s_.scratchBytes()))
-        return invalidUsage(s_.name() +
-                            ": captured into a CUDA graph needing more scratch than this "
-                            "communicator has: make one uncaptured call of this size first");
       MYR_ASSIGN_OR_RETURN(bases_[BufRef::kScratch], dc_.scratch(s_.scratchBytes()));
     }
     for (size_t i = 0; i < args_.p2p.size(); ++i) bases_[BufRef::kUser + i] = static_cast<uint8_t*>(args_.p2p[i].buf);
@@ -58,17 +64,7 @@ class Lowering {
   // order of (lower rank, higher rank) pairs everywhere, so the globally first pair not yet open is at the
   // head of both its ranks' lists and no cycle of ranks waiting for each other can form.
   Status openChannels() {
-    std::vector<int> peers;
-    for (const auto& st : s_.steps())
-      if (Schedule::isMessage(st.kind)) peers.push_back(st.peer);
-    std::sort(peers.begin(), peers.end());
-    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
-    for (int p : peers) {
-      if (capturing_ && !dc_.hasChannel(p))
-        return invalidUsage(s_.name() + ": captured into a CUDA graph before this communicator reached rank " +
-                            std::to_string(p) +
-                            " on the device: make one uncaptured call first (setting up a "
-                            "channel cannot be captured)");
+    for (int p : peers(s_)) {
       MYR_ASSIGN_OR_RETURN(DeviceChannel * ch, dc_.channel(p));
       ch->beginCall();
       channels_.push_back(ch);
@@ -256,24 +252,36 @@ class Lowering {
 
 }  // namespace
 
-Status deviceRunnable(const Schedule& schedule) {
+Status deviceRunnable(const Schedule& schedule, DeviceComm& dev, DeviceStream* stream) {
   if (schedule.next())
     return invalidUsage(schedule.name() +
                         ": its second stage is planned from data the ranks exchange, which device memory does not "
                         "support yet; choose another algorithm (MYRIAD_ALGO)");
   if (!schedule.localBytes().empty())
     return invalidUsage(schedule.name() + ": plans with host-side local bytes do not run on device memory yet");
+  MYR_ASSIGN_OR_RETURN(bool capturing, dev.device().capturing(stream));
+  if (!capturing) return Status::ok();
+  for (int p : peers(schedule))
+    if (!dev.hasChannel(p))
+      return invalidUsage(schedule.name() + ": captured into a CUDA graph before this communicator reached rank " +
+                          std::to_string(p) +
+                          " on the device: make one uncaptured call first (setting up a channel cannot be captured)");
+  if (schedule.scratchBytes() && !dev.scratchFits(schedule.scratchBytes()))
+    return invalidUsage(schedule.name() +
+                        ": captured into a CUDA graph needing more scratch than this communicator has: make one "
+                        "uncaptured call of this size first");
   return Status::ok();
 }
 
 Status enqueueSchedule(const Schedule& schedule, const CollArgs& args, DeviceComm& dev, DeviceStream* stream) {
-  MYR_TRY(deviceRunnable(schedule));
+  MYR_TRY(deviceRunnable(schedule, dev, stream));
   return Lowering(schedule, args, dev, stream).run();
 }
 
 Status DeviceExecutor::execute(Schedule schedule, const CollArgs& args) {
-  MYR_TRY(deviceRunnable(schedule));
-  Status s = enqueueSchedule(schedule, args, dev_, stream_);
+  // A refusal enqueues nothing and leaves the communicator usable; a failure after that does not.
+  MYR_TRY(deviceRunnable(schedule, dev_, stream_));
+  Status s = Lowering(schedule, args, dev_, stream_).run();
   if (!s.isOk()) return comm_.fail(s.addContext("enqueueing on the device"));
   return Status::ok();
 }

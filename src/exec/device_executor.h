@@ -19,9 +19,11 @@
 
 namespace myriad {
 
-// Ok when the lowering can run `schedule`: not a plan whose second stage is planned from data the ranks
-// exchange (that needs the host between the stages), and no host-side local bytes.
-Status deviceRunnable(const Schedule& schedule);
+// Ok when the lowering can run `schedule` now on `stream`: not a plan whose second stage is planned from
+// data the ranks exchange (that needs the host between the stages), no host-side local bytes, and under
+// CUDA graph capture, channels and scratch already set up (they cannot be captured). A refusal enqueues
+// nothing and leaves the communicator usable.
+Status deviceRunnable(const Schedule& schedule, DeviceComm& dev, DeviceStream* stream);
 // Enqueues `schedule` for the call `args` (device buffers) on `stream`, over `dev`'s channels and lanes.
 // Checks deviceRunnable first and enqueues nothing when it fails. A failure after the first operation was
 // enqueued leaves the communicator's channels out of step: the caller must fail the communicator.

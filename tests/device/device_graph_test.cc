@@ -75,6 +75,32 @@ TEST_P(DeviceGraph, CapturedOnceReplayedThrice) {
   }
 }
 
+// A capture before the channels exist is refused with the advice, enqueues nothing, and the communicator
+// goes on: the uncaptured call that follows runs and is right.
+TEST(DeviceGraphRefusal, CaptureBeforeChannelsExistIsRefused) {
+  const Algorithm* algo = findAlgorithm("allreduce.ring");
+  ASSERT_NE(algo, nullptr);
+  const uint64_t seed = test::testSeed();
+  test::Pattern pattern(seed);
+  const int n = 3;
+  auto layout = HostLayout::single(n);
+  std::vector<CommView> views;
+  for (int r = 0; r < n; ++r) views.push_back(CommView{r, layout});
+  sim::SimCombo combo{1009, myrFloat32, myrSum, false, 0, seed, false};
+  DeviceRunner runner(n, seed);
+  std::vector<sim::RankCall> calls;
+  sim::SimCall first(algo->kind(), combo, n, pattern, 0);
+  ASSERT_EQ(plan(algo, first, views, &calls), "");
+  Status refused = runner.capture(calls);
+  EXPECT_EQ(refused.code(), Code::kInvalidUsage) << refused.toString();
+  EXPECT_NE(refused.message().find("make one uncaptured call first"), std::string::npos) << refused.toString();
+  sim::SimCall then(algo->kind(), combo, n, pattern, 100);
+  ASSERT_EQ(plan(algo, then, views, &calls), "");
+  Status ran = runner.run(calls);
+  ASSERT_TRUE(ran.isOk()) << ran.toString();
+  EXPECT_EQ(checkAll(then, n, "the call after the refusal"), "");
+}
+
 std::vector<const Algorithm*> algorithms() {
   std::vector<const Algorithm*> out;
   for (const Algorithm* a : allAlgorithms())

@@ -76,7 +76,7 @@ DeviceRunner::~DeviceRunner() {
 Status DeviceRunner::run(std::vector<sim::RankCall>& calls, sim::RunStats* stats) {
   (void)stats;  // no rounds here: the barrier check is the deterministic executor's
   for (size_t r = 0; r < calls.size(); ++r)
-    MYR_TRY(deviceRunnable(calls[r].schedule).addContext("rank " + std::to_string(r)));
+    MYR_TRY(deviceRunnable(calls[r].schedule, *comms_[r], streams_[r]).addContext("rank " + std::to_string(r)));
   for (size_t r = 0; r < calls.size(); ++r)
     MYR_TRY(enqueueSchedule(calls[r].schedule, calls[r].args, *comms_[r], streams_[r])
                 .addContext("rank " + std::to_string(r) + ": enqueueing"));
