@@ -22,27 +22,10 @@ namespace {
 
 using sim::kTuner;
 
-struct Param {
-  std::string algo;
-  CollKind kind;
-};
-
-std::vector<Param> params() {
-  std::vector<Param> out;
-  for (const Algorithm* a : allAlgorithms())
-    if (a->kind() != CollKind::kSendRecv) out.push_back({a->name(), a->kind()});
-  for (CollKind k :
-       {CollKind::kAllReduce, CollKind::kBroadcast, CollKind::kReduce, CollKind::kAllGather, CollKind::kReduceScatter,
-        CollKind::kAllToAll, CollKind::kGather, CollKind::kScatter, CollKind::kBarrier})
-    out.push_back({kTuner, k});
-  return out;
-}
+using Param = sim::MatrixParam;
 
 std::string paramName(const ::testing::TestParamInfo<Param>& info) {
-  std::string name = info.param.algo == kTuner ? std::string("tuner_") + collName(info.param.kind) : info.param.algo;
-  for (char& ch : name)
-    if (ch == '.') ch = '_';
-  return name;
+  return sim::matrixParamName(info.param);
 }
 
 sim::RunnerFactory deviceRunners() {
@@ -74,7 +57,7 @@ TEST_P(DeviceMatrix, EveryCaseMatchesTheReference) {
             << sim::replayHint(seed) << "\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(All, DeviceMatrix, ::testing::ValuesIn(params()), paramName);
+INSTANTIATE_TEST_SUITE_P(All, DeviceMatrix, ::testing::ValuesIn(sim::matrixParams()), paramName);
 
 }  // namespace
 }  // namespace myriad::devtest

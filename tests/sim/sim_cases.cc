@@ -40,6 +40,24 @@ std::string SimCase::describe() const {
          (chunkBytes ? ", " + std::to_string(chunkBytes) + " B chunks" : "") + ")";
 }
 
+std::vector<MatrixParam> matrixParams() {
+  std::vector<MatrixParam> out;
+  for (const Algorithm* a : allAlgorithms())
+    if (a->kind() != CollKind::kSendRecv) out.push_back({a->name(), a->kind()});
+  for (CollKind k :
+       {CollKind::kAllReduce, CollKind::kBroadcast, CollKind::kReduce, CollKind::kAllGather, CollKind::kReduceScatter,
+        CollKind::kAllToAll, CollKind::kGather, CollKind::kScatter, CollKind::kBarrier})
+    out.push_back({kTuner, k});
+  return out;
+}
+
+std::string matrixParamName(const MatrixParam& p) {
+  std::string name = p.algo == kTuner ? std::string("tuner_") + collName(p.kind) : p.algo;
+  for (char& ch : name)
+    if (ch == '.') ch = '_';
+  return name;
+}
+
 const std::vector<int>& simRanks() {
   static const std::vector<int> kRanks{1, 2, 3, 4, 5, 6, 7, 8, 16, 33};
   return kRanks;

@@ -32,6 +32,16 @@ struct SimCase {
   std::string describe() const;
 };
 
+// One test of a matrix tier (sim, device): a registered algorithm, or the tuner's choice for a collective.
+struct MatrixParam {
+  std::string algo;  // registry name or kTuner
+  CollKind kind;
+};
+// Every registered algorithm but the point-to-point ones (groups: sim_p2p_test.cc), then the tuner per collective.
+std::vector<MatrixParam> matrixParams();
+// "allreduce_ring", "tuner_allreduce": a gtest-safe name.
+std::string matrixParamName(const MatrixParam& p);
+
 // The single-host rank counts of the matrix.
 const std::vector<int>& simRanks();
 // For every algorithm of `kind` (and the tuner): simRanks() on one host; two even and two uneven multi-host

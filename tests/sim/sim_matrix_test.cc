@@ -15,27 +15,10 @@
 namespace myriad::sim {
 namespace {
 
-struct Param {
-  std::string algo;  // registry name or kTuner
-  CollKind kind;
-};
-
-std::vector<Param> params() {
-  std::vector<Param> out;
-  for (const Algorithm* a : allAlgorithms())
-    if (a->kind() != CollKind::kSendRecv) out.push_back({a->name(), a->kind()});  // groups: sim_p2p_test.cc
-  for (CollKind k :
-       {CollKind::kAllReduce, CollKind::kBroadcast, CollKind::kReduce, CollKind::kAllGather, CollKind::kReduceScatter,
-        CollKind::kAllToAll, CollKind::kGather, CollKind::kScatter, CollKind::kBarrier})
-    out.push_back({kTuner, k});
-  return out;
-}
+using Param = MatrixParam;
 
 std::string paramName(const ::testing::TestParamInfo<Param>& info) {
-  std::string name = info.param.algo == kTuner ? std::string("tuner_") + collName(info.param.kind) : info.param.algo;
-  for (char& ch : name)
-    if (ch == '.') ch = '_';
-  return name;
+  return matrixParamName(info.param);
 }
 
 class SimMatrix : public ::testing::TestWithParam<Param> {};
@@ -61,7 +44,7 @@ TEST_P(SimMatrix, EveryCaseMatchesTheReference) {
             << replayHint(seed) << "\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(All, SimMatrix, ::testing::ValuesIn(params()), paramName);
+INSTANTIATE_TEST_SUITE_P(All, SimMatrix, ::testing::ValuesIn(matrixParams()), paramName);
 
 }  // namespace
 }  // namespace myriad::sim
