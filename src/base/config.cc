@@ -13,8 +13,23 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_DEBUG_SUBSYS", "string", "ALL",
      "Comma-separated subsystems to log: INIT,BOOT,NET,SHM,COLL,ALL; a leading ^ excludes the list."},
     {"MYRIAD_DEBUG_FILE", "string", "", "Log to this file instead of stderr; %h becomes the host name, %p the pid."},
-    {"MYRIAD_TIMEOUT_MS", "int", "5000",
-     "Milliseconds of silence from a peer that should be talking before a call fails with myrTimeout."},
+    {"MYRIAD_TIMEOUT_MS", "int", "1800000",
+     "How long a call waits for ranks that are alive but have not entered it (late: a checkpoint, a data-loader "
+     "stall) before it fails with myrTimeout; 30 minutes, as Gloo. Dead and stuck ranks are caught sooner "
+     "(MYRIAD_PEER_DEAD_MS, MYRIAD_STALL_TIMEOUT_MS). With MYRIAD_HEARTBEAT_MS=0 it is the silence after which "
+     "a waiting call fails, whatever the cause. See docs/failures.md."},
+    {"MYRIAD_HEARTBEAT_MS", "int", "200",
+     "Period of the liveness channel's heartbeats (a UDP socket and a thread per communicator, each rank "
+     "watched by at most five others and by the ranks of its host through pidfds); 0 turns the channel off."},
+    {"MYRIAD_PEER_DEAD_MS", "int", "2000",
+     "A watched rank that sends no heartbeat for this long is declared unresponsive and every rank's "
+     "communicator fails naming it; an exit seen through a pidfd is declared at once."},
+    {"MYRIAD_STALL_TIMEOUT_MS", "int", "60000",
+     "A call fails as stuck when the ranks it waits on have entered it (or are inside other calls) but no data "
+     "has moved for this long; the error names the chain of waiters and its end."},
+    {"MYRIAD_STALL_REPORT_S", "int", "30",
+     "While a call waits without data moving, it logs one line this often naming whom it waits on and what "
+     "each last entered; 0: never."},
     {"MYRIAD_INIT_TIMEOUT_MS", "int", "60000", "Deadline of the rendezvous in myrCommInitRank."},
     {"MYRIAD_HOST_ID", "string", "",
      "Overrides the host identity (boot id, hostname, network namespace) that groups ranks into nodes."},
@@ -187,6 +202,14 @@ Result<Config> Config::fromEnv() {
   c.debugFile = raw("MYRIAD_DEBUG_FILE");
   MYR_TRY(readInt("MYRIAD_TIMEOUT_MS", 1, 86400000, &c.timeoutMs));
   MYR_TRY(readInt("MYRIAD_INIT_TIMEOUT_MS", 1, 86400000, &c.initTimeoutMs));
+  MYR_TRY(readInt("MYRIAD_HEARTBEAT_MS", 0, 60000, &c.heartbeatMs));
+  MYR_TRY(readInt("MYRIAD_PEER_DEAD_MS", 100, 86400000, &c.peerDeadMs));
+  MYR_TRY(readInt("MYRIAD_STALL_TIMEOUT_MS", 1, 86400000, &c.stallTimeoutMs));
+  MYR_TRY(readInt("MYRIAD_STALL_REPORT_S", 0, 86400, &c.stallReportS));
+  if (c.heartbeatMs > 0 && c.peerDeadMs < 3 * c.heartbeatMs)
+    return invalidArgument("MYRIAD_PEER_DEAD_MS (" + std::to_string(c.peerDeadMs) +
+                           ") must be at least three heartbeats (MYRIAD_HEARTBEAT_MS " + std::to_string(c.heartbeatMs) +
+                           "), or one late datagram declares a live rank dead");
   c.hostId = raw("MYRIAD_HOST_ID");
   MYR_TRY(readBool("MYRIAD_DISABLE_SHM", &c.disableShm));
   MYR_TRY(readEnum("MYRIAD_SHM_MODE", &c.shmMode));

@@ -29,8 +29,12 @@ struct Config {
   std::string debugSubsys = "ALL";
   std::string debugFile;
   // Failure detection
-  int timeoutMs = 5000;
+  int timeoutMs = 1800000;  // late ranks (docs/failures.md)
   int initTimeoutMs = 60000;
+  int heartbeatMs = 200;  // 0: no liveness channel
+  int peerDeadMs = 2000;
+  int stallTimeoutMs = 60000;
+  int stallReportS = 30;
   // Topology and transports
   std::string hostId;
   bool disableShm = false;

@@ -56,6 +56,11 @@ Status Comm::bootstrap(CommSetup& setup) {
   MYR_ASSIGN_OR_RETURN(topology_, localTopology(config_.topoFile));
   ctx.topology = &topology_;
   MYR_ASSIGN_OR_RETURN(transports_, setup.openTransports(ctx, &self));
+  if (config_.heartbeatMs > 0) {
+    MYR_ASSIGN_OR_RETURN(SockAddr host, chooseListenAddress(config_.socketIfname));
+    MYR_ASSIGN_OR_RETURN(liveness_, Liveness::bind(host));
+    self.livenessAddr = liveness_->address();
+  }
   for (auto& t : transports_)
     if (WakeHook* h = t->wakeHook()) wakeHooks_.push_back(h);
 
@@ -115,6 +120,7 @@ Status Comm::bootstrap(CommSetup& setup) {
   for (const auto& p : peers_) local += p.hostId == self.hostId ? 1 : 0;
   oversubscribed_ = local > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   findStoreOwner();
+  startLiveness();
   // After init, store operations (abort notices) must fail fast rather than wait for a dead root.
   store_->setTimeoutMs(std::min(config_.timeoutMs, 2000));
   MYR_LOG(kInfo, kInit, rank_, "communicator ready: " + std::to_string(nranks_) + " ranks, host " + self.hostname);
@@ -145,6 +151,8 @@ Comm::~Comm() {
   registered_.clear();
   if (scratchPin_) unpinEverywhere(scratchPin_);
   if (scratch_) munmap(scratch_, scratchBytes_);
+  // Last: a peer that dies while this one drains is still noticed; then the peers hear that this one left.
+  if (liveness_) liveness_->leave();
 }
 
 Result<Connection*> Comm::connection(int peer) {

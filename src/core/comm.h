@@ -19,6 +19,7 @@
 #include "base/cpu_waiters.h"
 #include "core/device_comm.h"
 #include "core/error_state.h"
+#include "core/liveness.h"
 #include "core/transport.h"
 #include "plan/comm_view.h"
 #include "rendezvous/peer_info.h"
@@ -114,6 +115,11 @@ class Comm {
   // Records a failure detected by this rank and tells the other ranks through the store.
   Status fail(Status s);
 
+  // The liveness channel (core/liveness.h); null when MYRIAD_HEARTBEAT_MS is 0.
+  Liveness* liveness() { return liveness_.get(); }
+  // What this rank tells the others of itself: its call and whom it waits on.
+  liveness::SelfState selfState() const;
+
  private:
   Comm() = default;
   Status bootstrap(CommSetup& setup);
@@ -122,6 +128,12 @@ class Comm {
   // Stall records and blame for silence (core/blame.cc).
   void publishStall(int peer);
   Status blameSilence(int peer, long long silentMs);
+  // With the liveness channel: dead, left, late or stuck (core/stall.cc).
+  Status judgeStall(int peer, long long silentMs);
+  void reportStall(long long silentMs);
+  // A rank died or left (from the liveness thread).
+  void heardFate(const liveness::Fate& f);
+  void startLiveness();
 
   int rank_ = 0;
   int nranks_ = 0;
@@ -157,6 +169,11 @@ class Comm {
   std::vector<uint32_t> sendTags_, recvTags_;
   CommView view_;
   Topology topology_;
+  std::unique_ptr<Liveness> liveness_;
+  std::atomic<int> waitsOn_{-1};          // the peer this rank's call is stalled on; -1: none
+  std::atomic<int64_t> quietSinceNs_{0};  // since when no data moved with it (Clock's epoch)
+  Clock::time_point lastStallReport_{};
+  bool storeLossLogged_ = false;
   bool stallPublished_ = false;  // this rank's stall record says it waits on someone
   uint32_t stallBeat_ = 0;
   Clock::time_point lastStallWrite_{};

@@ -1,7 +1,10 @@
 // What a communicator checks while an executor waits without progress, at rates the executor bounds: the
-// liveness of the peers waited on, the silence deadline (MYRIAD_TIMEOUT_MS), and the store's abort notice,
-// through which a failure seen by one rank reaches every rank. Silence is blamed on the rank at the end of
-// the chain of waiters (core/blame.cc), not on the nearest one.
+// liveness of the connections waited on, whom this rank waits on (told to the others through the liveness
+// channel), the judgement of the stall (core/stall.cc: dead, left, late or stuck), and the store's abort
+// notice, through which a failure seen by one rank also reaches every rank. Without the liveness channel
+// silence is the only sign: after MYRIAD_TIMEOUT_MS it is blamed on the rank at the end of the chain of
+// waiters published in the store (core/blame.cc).
+#include "base/log.h"
 #include "base/wire.h"
 #include "core/comm.h"
 
@@ -17,16 +20,28 @@ Status Comm::checkWhileStalled(bool checkStore) {
     auto silentMs = std::chrono::duration_cast<std::chrono::milliseconds>(now - c->lastProgress()).count();
     if (silentMs > longest) longest = silentMs, quietest = c;
   }
-  if (quietest && longest > config_.timeoutMs) return blameSilence(quietest->peer().rank, longest);
-  if (quietest && 2 * longest > config_.timeoutMs) publishStall(quietest->peer().rank);
+  if (quietest) {
+    const int peer = quietest->peer().rank;
+    quietSinceNs_.store(quietest->lastProgress().time_since_epoch().count(), std::memory_order_relaxed);
+    waitsOn_.store(peer, std::memory_order_relaxed);
+    if (liveness_) {
+      MYR_TRY(judgeStall(peer, longest));
+    } else {
+      if (longest > config_.timeoutMs) return blameSilence(peer, longest);
+      if (2 * longest > config_.timeoutMs) publishStall(peer);
+    }
+  }
   if (!checkStore) return Status::ok();
   auto notice = store_->tryGet("abort");
   if (notice.isOk()) return learnedFailure(notice.value());
-  if (notice.status().code() != Code::kNotSupported) {
-    std::string owner = storeOwner_.empty() ? "its host process" : storeOwner_;
-    return Status(Code::kRemoteError, "rank " + std::to_string(rank_) + ": lost the rendezvous store, hosted by " +
-                                          owner + ", which has probably exited: " + notice.status().message());
-  }
+  if (notice.status().code() == Code::kNotSupported) return Status::ok();
+  std::string owner = storeOwner_.empty() ? "its host process" : storeOwner_;
+  std::string lost = "rank " + std::to_string(rank_) + ": lost the rendezvous store, hosted by " + owner +
+                     ", which has probably exited: " + notice.status().message();
+  // With the liveness channel, failures travel without the store: calls go on until one needs it (a split).
+  if (!liveness_) return Status(Code::kRemoteError, lost);
+  if (!storeLossLogged_) MYR_LOG(kWarn, kInit, rank_, lost + "; calls go on without it");
+  storeLossLogged_ = true;
   return Status::ok();
 }
 

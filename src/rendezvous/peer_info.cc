@@ -43,6 +43,8 @@ void PeerInfo::encode(Writer& w) const {
   w.u32(tcpAddr.len);
   w.raw(&tcpAddr.ss, sizeof(tcpAddr.ss));
   w.str(rdmaDevice);
+  w.u32(livenessAddr.len);
+  w.raw(&livenessAddr.ss, sizeof(livenessAddr.ss));
 }
 
 Result<PeerInfo> PeerInfo::decode(Reader& r) {
@@ -55,7 +57,10 @@ Result<PeerInfo> PeerInfo::decode(Reader& r) {
   p.tcpAddr.len = r.u32();
   r.raw(&p.tcpAddr.ss, sizeof(p.tcpAddr.ss));
   p.rdmaDevice = r.str(256);
-  if (r.failed() || p.tcpAddr.len > sizeof(p.tcpAddr.ss)) return invalidArgument("malformed peer description");
+  p.livenessAddr.len = r.u32();
+  r.raw(&p.livenessAddr.ss, sizeof(p.livenessAddr.ss));
+  if (r.failed() || p.tcpAddr.len > sizeof(p.tcpAddr.ss) || p.livenessAddr.len > sizeof(p.livenessAddr.ss))
+    return invalidArgument("malformed peer description");
   return p;
 }
 

@@ -21,6 +21,7 @@ struct PeerInfo {
   std::string hostname;       // for messages
   uint64_t pidNamespace = 0;  // shared memory needs the same pid namespace (liveness checks use pids)
   SockAddr tcpAddr;           // the tcp transport's listener
+  SockAddr livenessAddr;      // the liveness channel's UDP socket (core/liveness.h); unset when it is off
   std::string rdmaDevice;     // "mlx5_0:1" when the rdma transport works on this rank, else empty
 
   void encode(class Writer& w) const;

@@ -1,0 +1,48 @@
+// The communicator's side of the liveness channel: starting it once the peers are known, what this rank
+// says of itself, and what a rank's death does here (the communicator fails at once, in the running call
+// and every later one, and device waits are released).
+#include "base/log.h"
+#include "core/comm.h"
+
+namespace myriad {
+
+void Comm::startLiveness() {
+  if (!liveness_) return;
+  Liveness::Options o;
+  o.rank = rank_;
+  o.nranks = nranks_;
+  o.peers = &peers_;
+  o.commKey = Liveness::commKey(secret_.data(), secret_.size(), commTag_);
+  o.heartbeatMs = config_.heartbeatMs;
+  o.deadMs = config_.peerDeadMs;
+  o.self = [this] { return selfState(); };
+  o.onFate = [this](const liveness::Fate& f) { heardFate(f); };
+  liveness_->start(std::move(o));
+}
+
+liveness::SelfState Comm::selfState() const {
+  liveness::SelfState s;
+  const int peer = waitsOn_.load(std::memory_order_relaxed);
+  if (peer >= 0) {
+    s.waitsOn = peer;
+    const auto since = Clock::time_point(Clock::duration(quietSinceNs_.load(std::memory_order_relaxed)));
+    s.quietMs = static_cast<uint32_t>(std::max<int64_t>(0, msSince(since)));
+  }
+  return s;
+}
+
+void Comm::heardFate(const liveness::Fate& f) {
+  if (f.kind == liveness::FateKind::kLeft) {
+    // Not a failure: only a call that still waits on it fails (core/stall.cc).
+    MYR_LOG(kInfo, kInit, rank_, f.text);
+    return;
+  }
+  const std::string text = f.rank == rank_ ? "the other ranks count this rank as failed: " + f.text : f.text;
+  const bool first = !errors_.aborted();
+  errors_.fail(Status(Code::kRemoteError, "rank " + std::to_string(rank_) + ": " + text)).ignore();
+  if (first) MYR_LOG(kWarn, kColl, rank_, text);
+  std::lock_guard<std::mutex> lock(deviceMu_);
+  if (device_) device_->releaseWaits();
+}
+
+}  // namespace myriad

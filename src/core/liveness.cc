@@ -1,0 +1,355 @@
+// The liveness thread: heartbeats, pidfds, fates flooded over the watch graph, queries and their answers
+// (the design is in core/liveness.h).
+#include "core/liveness.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "core/process_state.h"
+
+namespace myriad {
+namespace {
+
+using liveness::Datagram;
+using liveness::Fate;
+using liveness::FateKind;
+using liveness::Kind;
+
+// Liveness channels still open in this process: they say bye when it exits normally (atexit), so that
+// their peers do not take a clean exit for a death.
+struct Registry {
+  std::mutex mu;
+  std::vector<Liveness*> open;
+};
+Registry& registry() {
+  static Registry* r = new Registry();  // never destroyed: the atexit handler may run after static destructors
+  return *r;
+}
+void sayByeAtExit();
+void enroll(Liveness* l) {
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit(sayByeAtExit); });
+  std::lock_guard<std::mutex> lock(registry().mu);
+  registry().open.push_back(l);
+}
+void withdraw(Liveness* l) {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  auto& v = registry().open;
+  v.erase(std::remove(v.begin(), v.end(), l), v.end());
+}
+
+bool sameAddress(const sockaddr_storage& a, socklen_t alen, const SockAddr& b) {
+  if (a.ss_family != b.ss.ss_family) return false;
+  if (a.ss_family == AF_INET) {
+    auto& x = reinterpret_cast<const sockaddr_in&>(a);
+    auto& y = reinterpret_cast<const sockaddr_in&>(b.ss);
+    return alen >= sizeof(sockaddr_in) && x.sin_port == y.sin_port && x.sin_addr.s_addr == y.sin_addr.s_addr;
+  }
+  if (a.ss_family == AF_INET6) {
+    auto& x = reinterpret_cast<const sockaddr_in6&>(a);
+    auto& y = reinterpret_cast<const sockaddr_in6&>(b.ss);
+    return alen >= sizeof(sockaddr_in6) && x.sin6_port == y.sin6_port &&
+           std::memcmp(&x.sin6_addr, &y.sin6_addr, sizeof(x.sin6_addr)) == 0;
+  }
+  return false;
+}
+
+std::string seconds(int64_t ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f s", static_cast<double>(ms) / 1000.0);
+  return buf;
+}
+
+}  // namespace
+
+std::vector<int> Liveness::neighbours(int rank, int nranks) {
+  std::vector<int> out;
+  if (nranks <= 1) return out;
+  out.push_back((rank + 1) % nranks);
+  out.push_back((rank + nranks - 1) % nranks);
+  if (rank > 0) out.push_back((rank - 1) / 2);
+  for (int child : {2 * rank + 1, 2 * rank + 2})
+    if (child < nranks) out.push_back(child);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  out.erase(std::remove(out.begin(), out.end(), rank), out.end());
+  return out;
+}
+
+uint64_t Liveness::commKey(const uint8_t* secret, size_t secretBytes, const std::string& tag) {
+  // FNV-1a: tells communicators apart; it is no authentication (a datagram must also come from the address
+  // its rank published).
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](uint8_t b) { h = (h ^ b) * 0x100000001b3ull; };
+  for (size_t i = 0; i < secretBytes; ++i) mix(secret[i]);
+  for (char c : tag) mix(static_cast<uint8_t>(c));
+  return h;
+}
+
+Result<std::unique_ptr<Liveness>> Liveness::bind(const SockAddr& host) {
+  std::unique_ptr<Liveness> l(new Liveness());
+  l->addr_ = host;
+  l->addr_.setPort(0);
+  l->fd_ = socket(host.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (l->fd_ < 0) return Status(Code::kSystemError, std::string("liveness socket: ") + std::strerror(errno));
+  if (::bind(l->fd_, reinterpret_cast<const sockaddr*>(&l->addr_.ss), l->addr_.len) != 0)
+    return Status(Code::kSystemError, "liveness socket: bind to " + l->addr_.toString() + ": " + std::strerror(errno));
+  socklen_t len = sizeof(l->addr_.ss);
+  getsockname(l->fd_, reinterpret_cast<sockaddr*>(&l->addr_.ss), &len);
+  l->addr_.len = len;
+  l->wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (l->wakeFd_ < 0) return Status(Code::kSystemError, std::string("liveness eventfd: ") + std::strerror(errno));
+  return l;
+}
+
+Liveness::~Liveness() {
+  leave();
+  for (const Local& l : locals_)
+    if (l.pidfd >= 0) close(l.pidfd);
+  if (wakeFd_ >= 0) close(wakeFd_);
+  if (fd_ >= 0) close(fd_);
+}
+
+void Liveness::start(Options options) {
+  opt_ = std::move(options);
+  neighbours_ = neighbours(opt_.rank, opt_.nranks);
+  lastHeard_.assign(neighbours_.size(), Clock::now());
+  const PeerInfo& me = (*opt_.peers)[static_cast<size_t>(opt_.rank)];
+  for (const PeerInfo& p : *opt_.peers)
+    if (p.rank != opt_.rank && p.hostId == me.hostId && p.pidNamespace == me.pidNamespace && p.pid != me.pid)
+      locals_.push_back(Local{p.rank, openPidfd(p.pid)});
+  enroll(this);
+  thread_ = std::thread([this] { run(); });
+}
+
+void Liveness::leave() {
+  if (left_) return;
+  left_ = true;
+  const bool started = thread_.joinable();
+  stop_.store(true);
+  uint64_t one = 1;
+  if (wakeFd_ >= 0) (void)!write(wakeFd_, &one, sizeof(one));
+  if (thread_.joinable()) thread_.join();
+  if (!started) return;
+  withdraw(this);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    lastSelf_ = opt_.self();
+  }
+  sayBye();
+}
+
+void Liveness::sayBye() {
+  // Everyone who watches this rank: its neighbours (heartbeats) and the ranks of its host (pidfds).
+  std::vector<int> to = neighbours_;
+  for (const Local& l : locals_) to.push_back(l.rank);
+  std::sort(to.begin(), to.end());
+  to.erase(std::unique(to.begin(), to.end()), to.end());
+  for (int r : to) sendTo(r, Kind::kBye);
+}
+
+namespace {
+void sayByeAtExit() {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  for (Liveness* l : registry().open) l->sayByeAtExitOf();
+}
+}  // namespace
+
+void Liveness::run() {
+  const auto period = std::chrono::milliseconds(opt_.heartbeatMs);
+  auto nextBeat = Clock::now();
+  auto lastLoop = Clock::now();
+  std::vector<pollfd> fds;
+  fds.push_back(pollfd{fd_, POLLIN, 0});
+  fds.push_back(pollfd{wakeFd_, POLLIN, 0});
+  for (const Local& l : locals_) fds.push_back(pollfd{l.pidfd, POLLIN, 0});  // -1: ignored by poll
+  while (!stop_.load()) {
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(nextBeat - Clock::now()).count();
+    poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(0, wait)));
+    if (stop_.load()) break;
+    auto now = Clock::now();
+    // Not scheduled for a long while (a loaded or suspended machine): the silence of the neighbours in that
+    // time says nothing about them.
+    if (now - lastLoop > std::max(4 * period, std::chrono::milliseconds(opt_.deadMs / 2)))
+      std::fill(lastHeard_.begin(), lastHeard_.end(), now);
+    lastLoop = now;
+    if (fds[1].revents) {
+      uint64_t n;
+      (void)!read(wakeFd_, &n, sizeof(n));
+    }
+    receive(now);  // before the pidfds: a bye is always queued before its sender's exit
+    for (size_t i = 0; i < locals_.size(); ++i) {
+      if (!(fds[2 + i].revents & POLLIN)) continue;
+      fds[2 + i].fd = -1;
+      const PeerInfo& p = (*opt_.peers)[static_cast<size_t>(locals_[i].rank)];
+      learn(Fate{p.rank, FateKind::kDead,
+                 p.describe() + " exited (seen by rank " + std::to_string(opt_.rank) + " through a pidfd)"});
+    }
+    if (now >= nextBeat) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        lastSelf_ = opt_.self();
+      }
+      for (int r : neighbours_)
+        if (!fateOf(r)) sendTo(r, Kind::kHeartbeat);
+      checkProcesses();
+      nextBeat = now + period;
+    }
+    checkNeighbours(now);
+    std::vector<int> ask;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ask.swap(wanted_);
+    }
+    for (int r : ask) sendTo(r, Kind::kQuery);
+  }
+}
+
+void Liveness::receive(Clock::time_point now) {
+  uint8_t buf[liveness::kMaxDatagram + 1];
+  for (;;) {
+    sockaddr_storage src{};
+    socklen_t srclen = sizeof(src);
+    ssize_t n = recvfrom(fd_, buf, sizeof(buf), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&src), &srclen);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // EAGAIN, or an ICMP error of an earlier send to a rank that is gone
+    }
+    auto d = liveness::decode(buf, static_cast<size_t>(n), opt_.commKey, opt_.nranks);
+    if (!d.isOk()) continue;
+    const PeerInfo& from = (*opt_.peers)[static_cast<size_t>(d.value().from)];
+    if (d.value().from == opt_.rank || !sameAddress(src, srclen, from.livenessAddr)) continue;
+    handle(d.value(), now);
+  }
+}
+
+void Liveness::handle(const Datagram& d, Clock::time_point now) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Known& k = known_[d.from];
+    k.state = d.state;
+    k.heard = now;
+  }
+  auto it = std::lower_bound(neighbours_.begin(), neighbours_.end(), d.from);
+  if (it != neighbours_.end() && *it == d.from) lastHeard_[static_cast<size_t>(it - neighbours_.begin())] = now;
+  for (const Fate& f : d.fates) learn(f);
+  if (d.kind == Kind::kQuery) sendTo(d.from, Kind::kState);
+  if (d.kind == Kind::kBye) {
+    const PeerInfo& p = (*opt_.peers)[static_cast<size_t>(d.from)];
+    std::string after = d.state.seq == 0 ? "before any call"
+                                         : "after its call #" + std::to_string(d.state.seq) + " (" + d.state.op + ")";
+    learn(Fate{d.from, FateKind::kLeft, p.describe() + " left the communicator (destroyed it, or exited) " + after});
+  }
+}
+
+void Liveness::learn(const Fate& f) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fates_.count(f.rank)) return;
+    fates_.emplace(f.rank, f);
+    fateOrder_.push_back(f.rank);
+  }
+  if (opt_.onFate) opt_.onFate(f);
+  // Flooded at once: the datagram to every neighbour puts the newest fate first.
+  for (int r : neighbours_)
+    if (r != f.rank && !fateOf(r)) sendTo(r, Kind::kHeartbeat);
+}
+
+void Liveness::sendTo(int peer, Kind kind) {
+  Datagram d;
+  d.kind = kind;
+  d.commKey = opt_.commKey;
+  d.from = opt_.rank;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    d.state = kind == Kind::kState ? opt_.self() : lastSelf_;
+    // The newest fate first, then the others in turn.
+    const size_t n = fateOrder_.size();
+    if (n > 0) {
+      d.fates.push_back(fates_.at(fateOrder_[n - 1]));
+      for (size_t i = 0; i + 1 < n && d.fates.size() < liveness::kMaxFates; ++i) {
+        fateTurn_ = (fateTurn_ + 1) % (n - 1);
+        d.fates.push_back(fates_.at(fateOrder_[fateTurn_]));
+      }
+    }
+  }
+  Bytes b = liveness::encode(d);
+  const SockAddr& to = (*opt_.peers)[static_cast<size_t>(peer)].livenessAddr;
+  (void)sendto(fd_, b.data(), b.size(), MSG_DONTWAIT | MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&to.ss), to.len);
+}
+
+void Liveness::checkNeighbours(Clock::time_point now) {
+  for (size_t i = 0; i < neighbours_.size(); ++i) {
+    const int r = neighbours_[i];
+    const int64_t silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - lastHeard_[i]).count();
+    if (silent <= opt_.deadMs || fateOf(r)) continue;
+    learn(Fate{r, FateKind::kDead, describeSilence(r, silent)});
+  }
+}
+
+void Liveness::checkProcesses() {
+  // Where the kernel gave no pidfd, /proc says whether the process still runs.
+  for (const Local& l : locals_) {
+    if (l.pidfd >= 0 || fateOf(l.rank)) continue;
+    const PeerInfo& p = (*opt_.peers)[static_cast<size_t>(l.rank)];
+    if (processState(p.pid) == ProcessState::kGone)
+      learn(Fate{p.rank, FateKind::kDead, p.describe() + " exited (seen by rank " + std::to_string(opt_.rank) + ")"});
+  }
+}
+
+std::string Liveness::describeSilence(int peer, int64_t silentMs) const {
+  const PeerInfo& p = (*opt_.peers)[static_cast<size_t>(peer)];
+  const std::string seen = " (seen by rank " + std::to_string(opt_.rank) + ")";
+  const bool local = std::any_of(locals_.begin(), locals_.end(), [peer](const Local& l) { return l.rank == peer; });
+  if (local) {
+    switch (processState(p.pid)) {
+      case ProcessState::kStopped:
+        return p.describe() + " is stopped (SIGSTOP, or a debugger) and unresponsive: no heartbeat for " +
+               seconds(silentMs) + seen;
+      case ProcessState::kGone: return p.describe() + " exited" + seen;
+      case ProcessState::kRunning: break;
+    }
+  }
+  return p.describe() + " is unresponsive: it stopped answering heartbeats " + seconds(silentMs) + " ago" + seen;
+}
+
+Liveness::View Liveness::view(int peer, int maxAgeMs) {
+  View v;
+  const auto now = Clock::now();
+  bool ask = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Known& k = known_[peer];
+    if (k.heard != Clock::time_point{}) {
+      v.known = true;
+      v.state = k.state;
+      v.ageMs = std::chrono::duration_cast<std::chrono::milliseconds>(now - k.heard).count();
+    }
+    const auto maxAge = std::chrono::milliseconds(maxAgeMs);
+    if ((!v.known || now - k.heard > maxAge) && now - k.asked > maxAge) {
+      k.asked = now;
+      wanted_.push_back(peer);
+      ask = true;
+    }
+  }
+  uint64_t one = 1;
+  if (ask) (void)!write(wakeFd_, &one, sizeof(one));
+  return v;
+}
+
+std::optional<Fate> Liveness::fateOf(int peer) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = fates_.find(peer);
+  if (it == fates_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace myriad
