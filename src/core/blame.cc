@@ -48,6 +48,7 @@ void writeStall(Store& store, int rank, int peer, uint32_t beat) {
 }  // namespace
 
 void Comm::publishStall(int peer) {
+  flight_->noteWait(peer, msSince(conns_[static_cast<size_t>(peer)]->lastProgress()));
   auto now = Clock::now();
   if (stallPublished_ && now - lastStallWrite_ < kStallEvery) return;
   writeStall(*store_, rank_, peer, ++stallBeat_);
@@ -57,6 +58,7 @@ void Comm::publishStall(int peer) {
 
 void Comm::clearStall() {
   if (!stallPublished_) return;
+  flight_->clearWait();
   writeStall(*store_, rank_, -1, ++stallBeat_);
   stallPublished_ = false;
 }
