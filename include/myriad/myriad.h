@@ -187,6 +187,14 @@ const char* myrGetLastError(myrComm_t comm);
  *  Writes at most *len bytes including the final NUL and sets *len to the size the whole text needs. */
 myrResult_t myrDebugNetPaths(myrComm_t comm, char* buf, size_t* len);
 
+/** Debugging: writes this rank's flight record of comm to the file `path` as JSON — the last calls it
+ *  executed (MYRIAD_FLIGHT_RECORD of them: op, count, type, algorithm, peers and bytes planned per peer,
+ *  start and end times, outcome), the call it is in now and whom that call waits on, and the
+ *  communicator's first error. Safe from any thread, also while a call on comm runs or after comm failed;
+ *  `myriad-trace` reads the dumps of all ranks and names the rank the others wait on (docs/failures.md).
+ *  MYRIAD_DUMP_ON_ERROR writes the same file when a communicator fails. */
+myrResult_t myrCommDump(myrComm_t comm, const char* path);
+
 /** Device memory for collectives: `size` bytes on the process's device (CUDA: a cuMem allocation other
  *  processes of the host can map, or cudaMalloc memory where the driver lacks VMM), like ncclMemAlloc. Any
  *  device memory works as a buffer; this is what Myriad shares most cheaply. Fails with a message saying why

@@ -109,6 +109,12 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_NET_LISTEN_PORT", "int", "0",
      "Fixed tcp listening port (0: any), so that a path's 5-tuple is known in advance; one rank per address."},
     {"MYRIAD_NET_SEED", "int", "0", "Seed of the path choice and the control loop's coin flips; 0: random."},
+    {"MYRIAD_FLIGHT_RECORD", "int", "256",
+     "Calls each communicator keeps in its flight record (op, sizes, algorithm, peers, times, outcome), which "
+     "myrCommDump and MYRIAD_DUMP_ON_ERROR write as JSON for myriad-trace (docs/failures.md); 0 keeps none."},
+    {"MYRIAD_DUMP_ON_ERROR", "string", "",
+     "A directory: a communicator that records its first error writes its flight record there, once, as "
+     "myriad-<host>-<pid>-rank<r>.json; empty: no dumps."},
 };
 
 const EnvVarSpec& spec(const char* name) {
@@ -254,6 +260,8 @@ Result<Config> Config::fromEnv() {
   long long seed = 0;
   MYR_TRY(parseInt("MYRIAD_NET_SEED", 0, (1LL << 62), &seed));
   c.netSeed = static_cast<uint64_t>(seed);
+  MYR_TRY(readInt("MYRIAD_FLIGHT_RECORD", 0, 1 << 20, &c.flightRecord));
+  c.dumpOnError = raw("MYRIAD_DUMP_ON_ERROR");
   return c;
 }
 

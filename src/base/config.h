@@ -75,6 +75,9 @@ struct Config {
   std::string netPorts;
   int netListenPort = 0;
   uint64_t netSeed = 0;
+  // Flight record (core/flight_record.h)
+  int flightRecord = 256;
+  std::string dumpOnError;
 
   // Reads every variable in the table; a malformed value is an InvalidArgument naming the variable.
   static Result<Config> fromEnv();

@@ -1,8 +1,9 @@
 // C API: debugging calls. myrDebugNetPaths copies out the multipath telemetry of the communicator's peers, as its
-// network transports report it.
+// network transports report it; myrCommDump writes the flight record, also of a communicator that failed.
 #include <cstring>
 
 #include "capi/handles.h"
+#include "core/flight_dump.h"
 
 using namespace myriad;
 using namespace myriad::capi;
@@ -20,4 +21,11 @@ extern "C" myrResult_t myrDebugNetPaths(myrComm_t comm, char* buf, size_t* len) 
     buf[n] = '\0';
   }
   return myrSuccess;
+}
+
+extern "C" myrResult_t myrCommDump(myrComm_t comm, const char* path) {
+  if (!path || !*path) return finish(comm, invalidArgument("path is NULL or empty"), __func__);
+  auto c = ready(comm);  // a communicator that failed is ready for this: its record matters most
+  if (!c.isOk()) return finish(comm, c.status(), __func__);
+  return finish(comm, writeFlightRecord(*c.value(), path, "myrCommDump"), __func__);
 }

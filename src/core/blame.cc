@@ -56,7 +56,7 @@ void Comm::publishStall(int peer) {
 }
 
 void Comm::clearStall() {
-  if (waitsOn_.load(std::memory_order_relaxed) >= 0) waitsOn_.store(-1, std::memory_order_relaxed);
+  flight_->clearWait();
   if (!stallPublished_) return;
   writeStall(*store_, rank_, -1, ++stallBeat_);
   stallPublished_ = false;

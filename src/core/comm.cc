@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/wire.h"
+#include "core/flight_dump.h"
 #include "rendezvous/tcp_store.h"
 #include "topology/detect.h"
 
@@ -33,8 +34,10 @@ Result<std::unique_ptr<Comm>> Comm::create(CommSetup setup) {
   c->secret_ = setup.secret;
   c->deviceChannels_ = setup.deviceChannels;
   configureLogging(c->config_);
+  c->flight_ = std::make_unique<FlightRecorder>(c->config_.flightRecord, setup.nranks);
   MYR_TRY(c->bootstrap(setup).addContext("rank " + std::to_string(setup.rank) + " of " + std::to_string(setup.nranks) +
                                          ": init"));
+  if (!c->config_.dumpOnError.empty()) c->errors_.onFirstError([comm = c.get()] { dumpOnError(*comm); });
   return c;
 }
 

@@ -19,6 +19,7 @@
 #include "base/cpu_waiters.h"
 #include "core/device_comm.h"
 #include "core/error_state.h"
+#include "core/flight_record.h"
 #include "core/liveness.h"
 #include "core/transport.h"
 #include "plan/comm_view.h"
@@ -53,6 +54,8 @@ class Comm {
   const Config& config() const { return config_; }
   const PeerInfo& peer(int r) const { return peers_[static_cast<size_t>(r)]; }
   ErrorState& errors() { return errors_; }
+  // The last calls and the current one (MYRIAD_FLIGHT_RECORD; core/flight_record.h). Thread-safe.
+  FlightRecorder& flight() const { return *flight_; }
   // What a communicator split from this one inherits: the rendezvous store, the secret and the tag.
   const std::shared_ptr<Store>& store() const { return store_; }
   const Secret& secret() const { return secret_; }
@@ -162,6 +165,7 @@ class Comm {
   bool oversubscribed_ = false;    // more ranks on this host than cores: sleep at once instead of spinning
   CpuWaiters cpuWaiters_;          // otherwise: spin on while nobody waits for a CPU
   ErrorState errors_;
+  std::unique_ptr<FlightRecorder> flight_;
   std::mutex execMutex_;
   std::mutex pendingMu_;
   std::condition_variable pendingCv_;

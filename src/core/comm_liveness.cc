@@ -1,8 +1,12 @@
 // The communicator's side of the liveness channel: starting it once the peers are known, what this rank
 // says of itself, and what a rank's death does here (the communicator fails at once, in the running call
 // and every later one, and device waits are released).
+#include <algorithm>
+#include <climits>
+
 #include "base/log.h"
 #include "core/comm.h"
+#include "plan/dtype.h"
 
 namespace myriad {
 
@@ -21,12 +25,19 @@ void Comm::startLiveness() {
 }
 
 liveness::SelfState Comm::selfState() const {
+  const CallState call = flight_->state();
+  const WaitState wait = flight_->wait();
+  auto ms = [](Clock::time_point t) { return static_cast<uint32_t>(std::clamp<int64_t>(msSince(t), 0, UINT32_MAX)); };
   liveness::SelfState s;
-  const int peer = waitsOn_.load(std::memory_order_relaxed);
-  if (peer >= 0) {
-    s.waitsOn = peer;
-    const auto since = Clock::time_point(Clock::duration(quietSinceNs_.load(std::memory_order_relaxed)));
-    s.quietMs = static_cast<uint32_t>(std::max<int64_t>(0, msSince(since)));
+  s.seq = call.seq;
+  s.inCall = call.inCall;
+  s.op = call.op;
+  s.count = call.count;
+  s.dtype = dtypeName(call.dtype);
+  if (call.seq > 0) s.sinceMs = ms(call.inCall ? call.entered : call.finished);
+  if (call.inCall && wait.peer >= 0) {
+    s.waitsOn = wait.peer;
+    s.quietMs = ms(wait.since);
   }
   return s;
 }

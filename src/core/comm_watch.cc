@@ -22,8 +22,7 @@ Status Comm::checkWhileStalled(bool checkStore) {
   }
   if (quietest) {
     const int peer = quietest->peer().rank;
-    quietSinceNs_.store(quietest->lastProgress().time_since_epoch().count(), std::memory_order_relaxed);
-    waitsOn_.store(peer, std::memory_order_relaxed);
+    flight_->noteWait(peer, longest);  // whom this call waits on: for the dumps and the liveness channel
     if (liveness_) {
       MYR_TRY(judgeStall(peer, longest));
     } else {

@@ -210,11 +210,17 @@ Status issueNow(Comm& comm, CollArgs args, const Algorithm* algo, CallStream str
     MYR_ASSIGN_OR_RETURN(DeviceComm * dc, comm.deviceComm(*device));
     std::lock_guard<std::mutex> lock(comm.execMutex());
     MYR_TRY(comm.usable());
-    auto schedule = algo->plan(args, comm.view());
-    if (!schedule.isOk()) return comm.fail(schedule.takeStatus().addContext(algo->name()));
-    return DeviceExecutor(comm, *dc, static_cast<DeviceStream*>(stream.device))
-        .execute(schedule.take(), args)
-        .addContext(algo->name());
+    const uint64_t seq = comm.flight().begin(args, algo->name(), true);
+    Status s = [&] {
+      auto schedule = algo->plan(args, comm.view());
+      if (!schedule.isOk()) return comm.fail(schedule.takeStatus().addContext(algo->name()));
+      comm.flight().planned(seq, schedule.value());
+      return DeviceExecutor(comm, *dc, static_cast<DeviceStream*>(stream.device))
+          .execute(schedule.take(), args)
+          .addContext(algo->name());
+    }();
+    comm.flight().end(seq, s);  // enqueued (or refused); the device runs it later
+    return s;
   }
   auto execute = [&comm, algo](const CollArgs& a) -> Status {
     std::lock_guard<std::mutex> lock(comm.execMutex());
@@ -222,9 +228,15 @@ Status issueNow(Comm& comm, CollArgs args, const Algorithm* algo, CallStream str
     MYR_LOG(kTrace, kColl, comm.rank(),
             std::string(algo->name()) + " count " + std::to_string(a.count) + " " + dtypeName(a.dtype) + " " +
                 opName(a.op));
-    auto schedule = algo->plan(a, comm.view());
-    if (!schedule.isOk()) return comm.fail(schedule.takeStatus().addContext(algo->name()));
-    return HostExecutor(comm).execute(schedule.take(), a).addContext(algo->name());
+    const uint64_t seq = comm.flight().begin(a, algo->name(), false);
+    Status s = [&] {
+      auto schedule = algo->plan(a, comm.view());
+      if (!schedule.isOk()) return comm.fail(schedule.takeStatus().addContext(algo->name()));
+      comm.flight().planned(seq, schedule.value());
+      return HostExecutor(comm).execute(schedule.take(), a).addContext(algo->name());
+    }();
+    comm.flight().end(seq, s);
+    return s;
   };
   if (!stream.host) return execute(args);
   comm.addPending(1);
