@@ -75,7 +75,7 @@ Chain follow(Liveness& live, int me, int first) {
     c.text += " waits on ";
     if (next == me || std::find(c.ranks.begin(), c.ranks.end(), next) != c.ranks.end()) {
       c.end = End::kCycle;
-      c.text += next == me ? "this rank" : "rank " + std::to_string(next);
+      c.text += "rank " + std::to_string(next) + (next == me ? " (the reporting rank)" : "");
       return c;
     }
     cur = next;
@@ -122,13 +122,7 @@ void Comm::reportStall(long long silentMs) {
   for (Connection* c : open_)
     if (c->busy() && msSince(c->lastProgress()) >= 1000 && waited.size() < 8) waited.push_back(c->peer().rank);
   std::string line = callText(selfState()) + " waiting " + std::to_string(silentMs / 1000) + " s on ";
-  for (size_t i = 0; i < waited.size(); ++i) {
-    Liveness::View v = liveness_->view(waited[i], kFreshMs);
-    line += (i ? "; rank " : "rank ") + std::to_string(waited[i]) + ": " +
-            (v.known ? stateText(v.state) +
-                           (v.state.waitsOn >= 0 ? ", waiting on rank " + std::to_string(v.state.waitsOn) : "")
-                     : "no answer yet");
-  }
+  for (size_t i = 0; i < waited.size(); ++i) line += (i ? "; " : "") + follow(*liveness_, rank_, waited[i]).text;
   MYR_LOG(kWarn, kColl, rank_, line);
 }
 

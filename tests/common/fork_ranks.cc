@@ -21,6 +21,7 @@ namespace myriad::test {
 namespace {
 
 int gReportFd = -1;
+bool gReapAtTheEnd = false;
 int gChildRank = -1;
 
 using Clock = std::chrono::steady_clock;
@@ -213,7 +214,15 @@ ForkOutcome forkRanksWithId(int n, const myrUniqueId& id, const RankFn& fn, std:
     poll(pfds.data(), pfds.size(), 20);
     for (size_t r = 0; r < out.ranks.size(); ++r) drainPipe(readFds[r], out.ranks[r].report);
     for (RankOutcome& r : out.ranks) {
-      if (r.pid <= 0 || r.exited || r.termSignal != 0) continue;
+      if (r.pid <= 0 || r.exited || r.termSignal != 0 || r.zombie) continue;
+      if (gReapAtTheEnd) {
+        siginfo_t info{};
+        if (waitid(P_PID, static_cast<id_t>(r.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == r.pid) {
+          r.zombie = true;
+          --running;
+        }
+        continue;
+      }
       int status = 0;
       const pid_t got = waitpid(r.pid, &status, WNOHANG);
       if (got == r.pid) {
@@ -228,7 +237,7 @@ ForkOutcome forkRanksWithId(int n, const myrUniqueId& id, const RankFn& fn, std:
     if (running == 0 || Clock::now() < end) continue;
     out.deadlineHit = true;
     for (RankOutcome& r : out.ranks) {
-      if (r.pid <= 0 || r.exited || r.termSignal != 0) continue;
+      if (r.pid <= 0 || r.exited || r.termSignal != 0 || r.zombie) continue;
       kill(r.pid, SIGKILL);
       int status = 0;
       while (waitpid(r.pid, &status, 0) < 0 && errno == EINTR) {
@@ -237,6 +246,13 @@ ForkOutcome forkRanksWithId(int n, const myrUniqueId& id, const RankFn& fn, std:
       r.killedAtDeadline = true;
       --running;
     }
+  }
+  for (RankOutcome& r : out.ranks) {
+    if (!r.zombie) continue;
+    int status = 0;
+    while (waitpid(r.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    recordStatus(r, status, t0);
   }
   for (size_t r = 0; r < out.ranks.size(); ++r) {
     drainPipe(readFds[r], out.ranks[r].report);
@@ -317,6 +333,10 @@ ForkOutcome forkRanksWithoutId(int n, const RankFn& fn, std::chrono::millisecond
   myrUniqueId none;
   std::memset(&none, 0, sizeof(none));
   return forkRanksWithId(n, none, fn, deadline, seed);
+}
+
+void reapAtTheEnd(bool on) {
+  gReapAtTheEnd = on;
 }
 
 void childReport(const std::string& line) {

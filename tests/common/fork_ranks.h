@@ -28,8 +28,9 @@ struct RankOutcome {
   int exitCode = -1;
   int termSignal = 0;  // non-zero: killed by this signal
   bool killedAtDeadline = false;
-  double seconds = 0;  // from the fork to the child's end
-  std::string report;  // everything the child sent with childReport()
+  bool zombie = false;  // ended, left unreaped until every child had ended (reapAtTheEnd)
+  double seconds = 0;   // from the fork to the child's end
+  std::string report;   // everything the child sent with childReport()
 
   bool succeeded() const { return exited && exitCode == 0; }
   std::string describe() const;  // "rank 2 (pid 411): exited with 1 after 0.3 s: <report>"
@@ -55,6 +56,10 @@ ForkOutcome forkRanksWithId(int n, const myrUniqueId& id, const RankFn& fn, std:
 // As forkRanks, without an id: the parent hosts nothing and fn gets an all-zero id, for bodies that make
 // their own (MYRIAD_COMM_ID, where every rank calls myrGetUniqueId).
 ForkOutcome forkRanksWithoutId(int n, const RankFn& fn, std::chrono::milliseconds deadline, uint64_t seed = 0);
+
+// While on (in the parent), a child that ends stays a zombie until every child has ended: a dead rank whose
+// parent has not reaped it, which kill(pid, 0) still finds. Off: reaped within 20 ms.
+void reapAtTheEnd(bool on);
 
 // In a child: appends one line to what the parent receives as RankOutcome::report (no-op in the parent).
 void childReport(const std::string& line);
