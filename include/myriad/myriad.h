@@ -105,8 +105,9 @@ typedef struct {
   unsigned int version; /**< MYRIAD_VERSION_CODE, set by the initializer */
   int blocking;         /**< 1 (default): init returns when the communicator is ready. 0: init returns
                              myrInProgress at once; poll myrCommGetAsyncError until it is myrSuccess. */
-  int timeoutMs;        /**< milliseconds of silence from a peer that should be talking before myrTimeout
-                             (default MYRIAD_TIMEOUT_MS, 5000) */
+  int timeoutMs;        /**< milliseconds a call waits for ranks that are alive but late (not in the call)
+                             before myrTimeout (default MYRIAD_TIMEOUT_MS, 1800000); dead and stuck ranks
+                             are caught sooner (docs/failures.md) */
   int initTimeoutMs;    /**< deadline of the whole rendezvous (default MYRIAD_INIT_TIMEOUT_MS, 60000) */
 } myrConfig_t;
 
