@@ -20,6 +20,7 @@ struct myrComm {
   std::atomic<bool> cancelInit{false};
   int rank = -1;
   int nranks = 0;
+  int shrinks = 0;  // myrCommShrink calls on this handle that passed their checks: names each one's store keys
   std::mutex errorMu;
   std::string lastError;
 };
