@@ -205,7 +205,7 @@ TEST_P(ShrinkMp, ALiveRankLeftOutNeverCalls) {
   ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
 }
 
-// The victim stops (SIGSTOP: alive, silent) and the silence timeout is 20 s, so the survivors' all-reduce
+// The victim stops (SIGSTOP: alive, silent) and the silence timeouts are 20 s, so the survivors' all-reduce
 // queued on a host stream hangs; MYR_SHRINK_ABORT must release it at once and shrink without the victim. The
 // first survivor to finish SIGKILLs the victim.
 TEST_P(ShrinkMp, AbortReleasesAHungCall) {
@@ -221,6 +221,7 @@ TEST_P(ShrinkMp, AbortReleasesAHungCall) {
   auto body = [&](int rank, const myrUniqueId& id) -> int {
     useTransport(p.transport);
     setenv("MYRIAD_TIMEOUT_MS", "20000", 1);
+    setenv("MYRIAD_PEER_DEAD_MS", "20000", 1);  // where a liveness channel would call the stopped rank dead sooner
     return runInChild(p.nranks, rank, id, true, [&](myrComm_t comm, myrStream_t stream) -> std::string {
       std::vector<float> buf(4096, 1.0f);
       myrResult_t res = myrAllReduce(buf.data(), buf.data(), buf.size(), myrFloat32, myrSum, comm, stream);
