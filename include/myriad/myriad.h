@@ -287,6 +287,26 @@ myrResult_t myrGroupEnd(void);
  *  in comm). config NULL inherits comm's settings. */
 myrResult_t myrCommSplit(myrComm_t comm, int color, int key, myrComm_t* newcomm, myrConfig_t* config);
 
+/** myrCommShrink flag: the parent has no calls in flight that will not finish; calls still queued on streams
+ *  are waited for first (as myrCommSplit does). */
+#define MYR_SHRINK_DEFAULT 0x00
+/** myrCommShrink flag: first abort the calls in flight on the parent (they fail at once), as after a peer
+ *  died. The parent stays allocated and aborted: destroy it (myrCommDestroy or myrCommAbort) when done. */
+#define MYR_SHRINK_ABORT 0x01
+
+/** A new communicator of comm's ranks but the `excludeRanksCount` ranks listed in `excludeRanksList`, numbered
+ *  in comm's rank order (NCCL 2.27's ncclCommShrink). Every rank not excluded calls it with the same list; the
+ *  excluded ranks must not call it and may be dead: nothing is exchanged with them, and comm may be failed or
+ *  aborted. The survivors meet through comm's rendezvous store; if that store is gone (its host process was
+ *  among the dead) the call fails with myrRemoteError and a new communicator needs myrCommInitRank with a new
+ *  unique id. A survivor that passed another list fails the call on every survivor (myrInvalidUsage); one
+ *  that never calls it fails it after config's initTimeoutMs. config NULL inherits comm's settings.
+ *  shrinkFlags: MYR_SHRINK_DEFAULT or MYR_SHRINK_ABORT. Refused without effect (myrInvalidArgument) when
+ *  newcomm is NULL, the list is NULL with a positive count, a rank is out of range or listed twice, the list
+ *  names this rank or every rank, or the flags are unknown; inside a group, myrInvalidUsage. */
+myrResult_t myrCommShrink(myrComm_t comm, int* excludeRanksList, int excludeRanksCount, myrComm_t* newcomm,
+                          myrConfig_t* config, int shrinkFlags);
+
 #ifdef __cplusplus
 }
 #endif

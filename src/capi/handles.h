@@ -20,6 +20,7 @@ struct myrComm {
   std::atomic<bool> cancelInit{false};
   int rank = -1;
   int nranks = 0;
+  int shrinks = 0;  // myrCommShrink calls on this handle that passed their checks: names each one's store keys
   std::mutex errorMu;
   std::string lastError;
 };
@@ -41,5 +42,13 @@ Result<Config> applyUserConfig(Config base, const myrConfig_t* config);
 Status initComm(myrComm_t* out, int nranks, int rank, const Secret& secret, const std::string& tag,
                 std::shared_ptr<Store> store, const Config& config, bool blocking);
 Status checkRanks(myrComm_t* comm, int nranks, int rank);
+
+// What myrCommSplit and myrCommShrink share (capi/child_comm.cc). The checks before anything happens: newcomm
+// (then set to NULL), the parent ready, no group open; returns the parent.
+Result<Comm*> startChild(myrComm_t comm, myrComm_t* newcomm, const char* function);
+// Joins a new communicator of `nranks` ranks as `newRank` through the parent's store under the keys
+// `prefix`*, with the parent's secret and tag plus `tagSuffix` (both unique to this child among the parent's).
+Status initChild(Comm& parent, const std::string& prefix, const std::string& tagSuffix, int nranks, int newRank,
+                 const Config& config, const myrConfig_t* userConfig, myrComm_t* newcomm);
 
 }  // namespace myriad::capi

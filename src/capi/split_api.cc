@@ -1,13 +1,10 @@
 // myrCommSplit: the ranks exchange (colour, key) with an all-gather on the parent, each colour's members
 // are ordered by key (ties by parent rank), and every new communicator bootstraps through the parent's
-// store under a prefix of its own ("split<k>.c<colour>."), with the parent's secret. No new rendezvous
-// server and no out-of-band id are needed.
+// store under a prefix of its own ("split<k>.c<colour>."), with the parent's secret (capi/child_comm.cc).
 #include <algorithm>
 
-#include "base/log.h"
 #include "capi/handles.h"
 #include "dispatch/collectives.h"
-#include "dispatch/group.h"
 
 namespace myriad::capi {
 namespace {
@@ -18,10 +15,7 @@ struct Member {
 };
 
 Status commSplit(myrComm_t comm, int color, int key, myrComm_t* newcomm, myrConfig_t* userConfig) {
-  if (!newcomm) return invalidArgument("newcomm (the output pointer) is NULL");
-  *newcomm = nullptr;
-  MYR_ASSIGN_OR_RETURN(Comm * parent, ready(comm));
-  if (groupActive()) return invalidUsage("myrCommSplit cannot be called inside a group");
+  MYR_ASSIGN_OR_RETURN(Comm * parent, startChild(comm, newcomm, "myrCommSplit"));
   if (color < 0 && color != MYR_SPLIT_NOCOLOR)
     return invalidArgument("color " + std::to_string(color) + " is negative (MYR_SPLIT_NOCOLOR is " +
                            std::to_string(MYR_SPLIT_NOCOLOR) + ")");
@@ -48,15 +42,9 @@ Status commSplit(myrComm_t comm, int color, int key, myrComm_t* newcomm, myrConf
   std::stable_sort(members.begin(), members.end(), [](const Member& a, const Member& b) { return a.key < b.key; });
   int newRank = 0;
   while (members[static_cast<size_t>(newRank)].parentRank != parent->rank()) ++newRank;
-  std::string suffix = "s" + std::to_string(split) + "c" + std::to_string(color);
-  auto store = std::make_shared<PrefixStore>(parent->store(),
-                                             "split" + std::to_string(split) + ".c" + std::to_string(color) + ".");
-  MYR_LOG(kInfo, kInit, parent->rank(),
-          "split " + std::to_string(split) + ": colour " + std::to_string(color) + " has " +
-              std::to_string(members.size()) + " ranks; this one is rank " + std::to_string(newRank));
-  bool blocking = !userConfig || userConfig->blocking != 0;
-  return initComm(newcomm, static_cast<int>(members.size()), newRank, parent->secret(), parent->commTag() + suffix,
-                  std::move(store), config, blocking);
+  return initChild(*parent, "split" + std::to_string(split) + ".c" + std::to_string(color) + ".",
+                   "s" + std::to_string(split) + "c" + std::to_string(color), static_cast<int>(members.size()), newRank,
+                   config, userConfig, newcomm);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Misuse of groups, splits and MYRIAD_ALGO (see src/dispatch/select.cc: the list is checked at every call, an
+// Misuse of groups, splits, shrinks and MYRIAD_ALGO (see src/dispatch/select.cc: the list is checked at every call, an
 // entry of another collective is ignored): each is refused with its documented code and a message naming the
 // problem, nothing is enqueued, and a good call on the same communicator right after still works.
 #include <gtest/gtest.h>
@@ -103,6 +103,70 @@ TEST(InvalidUsage, SplitArguments) {
     if (err.empty())
       err = expectError("NULL comm", myrCommSplit(nullptr, 0, 0, &child, nullptr), myrInvalidArgument, nullptr, "comm");
     return err.empty() ? checked(comm, rank, Coll::kBroadcast, salt) : err;
+  });
+}
+
+// Each bad myrCommShrink is refused with its code and a message naming the problem, leaves newcomm NULL and,
+// though MYR_SHRINK_ABORT is asked for, leaves the parent running (the checked call after them).
+struct BadShrink {
+  const char* what;
+  std::vector<int> list;
+  int count;  // -2: list.size()
+  bool nullList;
+  int flags;
+  myrResult_t want;
+  const char* word;
+};
+
+std::string badShrinks(myrComm_t comm, int rank) {
+  const int me = rank, other = (rank + 1) % kRanks;
+  const std::vector<BadShrink> cases = {
+      {"negative count", {}, -1, false, MYR_SHRINK_ABORT, myrInvalidArgument, "negative"},
+      {"NULL list with count 1", {}, 1, true, MYR_SHRINK_ABORT, myrInvalidArgument, "NULL"},
+      {"rank -1", {-1}, -2, false, MYR_SHRINK_ABORT, myrInvalidArgument, "out of range"},
+      {"rank nranks", {kRanks}, -2, false, MYR_SHRINK_ABORT, myrInvalidArgument, "out of range"},
+      {"a rank twice", {other, other}, -2, false, MYR_SHRINK_ABORT, myrInvalidArgument, "twice"},
+      {"this rank", {me}, -2, false, MYR_SHRINK_ABORT, myrInvalidUsage, "must not call"},
+      {"every rank", {0, 1, 2}, -2, false, MYR_SHRINK_ABORT, myrInvalidArgument, "every rank"},
+      {"flags 2", {other}, -2, false, 2, myrInvalidArgument, "shrinkFlags"},
+      {"flags 3", {other}, -2, false, 3, myrInvalidArgument, "shrinkFlags"},
+  };
+  for (const BadShrink& c : cases) {
+    std::vector<int> list = c.list;
+    myrComm_t child = reinterpret_cast<myrComm_t>(0x1);
+    const int count = c.count == -2 ? static_cast<int>(list.size()) : c.count;
+    const myrResult_t res = myrCommShrink(comm, c.nullList ? nullptr : list.data(), count, &child, nullptr, c.flags);
+    std::string err = expectError(c.what, res, c.want, comm, c.word);
+    if (err.empty() && child != nullptr) err = std::string(c.what) + ": newcomm was not set to NULL";
+    if (!err.empty()) return "myrCommShrink, " + err;
+  }
+  int list[1] = {other};
+  std::string err = expectError("NULL newcomm", myrCommShrink(comm, list, 1, nullptr, nullptr, MYR_SHRINK_ABORT),
+                                myrInvalidArgument, comm, "newcomm");
+  myrComm_t child = nullptr;
+  if (err.empty())
+    err = expectError("NULL comm", myrCommShrink(nullptr, list, 1, &child, nullptr, MYR_SHRINK_ABORT),
+                      myrInvalidArgument, nullptr, "comm");
+  if (err.empty()) {
+    myrConfig_t config = MYR_CONFIG_INITIALIZER;
+    config.timeoutMs = -3;
+    err = expectError("a bad config", myrCommShrink(comm, list, 1, &child, &config, MYR_SHRINK_ABORT),
+                      myrInvalidArgument, comm, "timeoutMs");
+  }
+  if (err.empty()) {
+    myrGroupStart();
+    const myrResult_t res = myrCommShrink(comm, list, 1, &child, nullptr, MYR_SHRINK_ABORT);
+    const myrResult_t ended = myrGroupEnd();
+    err = expectError("shrink inside a group", res, myrInvalidUsage, comm, "group");
+    if (err.empty() && ended != myrSuccess) err = std::string("the empty group's end: ") + myrGetErrorString(ended);
+  }
+  return err.empty() ? "" : "myrCommShrink, " + err;
+}
+
+TEST(InvalidUsage, ShrinkArguments) {
+  runRanks("", [](myrComm_t comm, int rank, uint64_t salt) -> std::string {
+    const std::string err = badShrinks(comm, rank);
+    return err.empty() ? checked(comm, rank, Coll::kAllReduce, salt) : err;
   });
 }
 

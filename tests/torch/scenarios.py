@@ -1,8 +1,10 @@
 """What each spawned rank runs: the collective checks on the world and on subgroups, async futures,
-bounded waits, a DDP training run against gloo, and the rank that leaves mid-training."""
+bounded waits, a DDP training run against gloo, the rank that leaves mid-training, and the survivors of a
+killed rank that shrink the group and go on."""
 
 import datetime
 import os
+import signal
 import time
 
 import torch
@@ -256,3 +258,57 @@ def exit_main(rank, world, store_path, out_dir, victim, timeout_s):
             result["failures"].append(f"rank {rank}: the error came after {elapsed:.1f} s, timeout {timeout_s} s")
     report(out_dir, rank, result)
     os._exit(0)  # the group is broken; leave without a collective teardown
+
+
+def shrink_main(rank, world, store_path, out_dir, victim):
+    """`victim` SIGKILLs itself between all-reduces; the others wait for theirs to fail, then
+    dist.shrink_group([victim], SHRINK_ABORT) (Backend::shrink, i.e. myrCommShrink) and check the new
+    default group: its size, their ranks in it, an all-reduce and an all-gather of values that depend on the
+    original rank. Then that group is shrunk by its last rank with SHRINK_DEFAULT and checked again."""
+    from torch.distributed.distributed_c10d import SHRINK_ABORT  # only in newer torch
+
+    os.environ["MYRIAD_TIMEOUT_MS"] = "2000"
+    _init(rank, world, store_path, "myriad", 60)
+    result = {"failures": [], "checks": 1}
+    try:
+        t = torch.ones(64)
+        failed = None
+        for step in range(200):
+            if step == 3 and rank == victim:
+                os.kill(os.getpid(), signal.SIGKILL)
+            try:
+                dist.all_reduce(t)
+            except Exception as e:  # noqa: BLE001  the failure that shrink recovers from
+                failed = e
+                break
+        if failed is None:
+            raise AssertionError(f"all_reduce went on for 200 steps after rank {victim} died")
+        survivors = [r for r in range(world) if r != victim]
+        g = dist.shrink_group([victim], shrink_flags=SHRINK_ABORT)
+        assert g.size() == len(survivors) and g.rank() == survivors.index(rank), (g.size(), g.rank())
+        mine = inp(rank, 400, (37,), torch.float32)
+        t = mine.clone()
+        dist.all_reduce(t, group=g)
+        want = reduce_local([inp(r, 400, (37,), torch.float32) for r in survivors], SUM, torch.float32,
+                            len(survivors))
+        expect_same(t, want, "all_reduce on the shrunk group")
+        got = [torch.empty(37) for _ in survivors]
+        dist.all_gather(got, mine, group=g)
+        for k, r in enumerate(survivors):
+            expect_same(got[k], inp(r, 400, (37,), torch.float32), f"all_gather block {k} (rank {r})")
+        # Again with SHRINK_DEFAULT (queued behind the works already submitted): the last survivor, alive,
+        # is left out and leaves without calling it.
+        if rank == survivors[-1]:
+            report(out_dir, rank, result)
+            os._exit(0)
+        rest = survivors[:-1]
+        g2 = dist.shrink_group([len(rest)], group=g)
+        assert g2.size() == len(rest) and g2.rank() == rest.index(rank), (g2.size(), g2.rank())
+        t = inp(rank, 500, (11,), torch.float32)
+        dist.all_reduce(t, group=g2)
+        want = reduce_local([inp(r, 500, (11,), torch.float32) for r in rest], SUM, torch.float32, len(rest))
+        expect_same(t, want, "all_reduce on the group shrunk again")
+    except Exception as e:  # noqa: BLE001
+        result["failures"].append(f"rank {rank}: {type(e).__name__}: {e}")
+    report(out_dir, rank, result)
+    os._exit(0)  # the parent group is broken; leave without a collective teardown

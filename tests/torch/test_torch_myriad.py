@@ -1,6 +1,6 @@
 """pytest entry of the torch tier: one spawn of N ranks per world size runs every check inside
 (scenarios.world_main); one checks the device types the backend serves (scenarios.devices_main); another
-has a rank leave mid-training. Run from this folder's parent or
+has a rank leave mid-training; one shrinks the group after a rank is killed. Run from this folder's parent or
 with this folder on sys.path; MYRIAD_TORCH_WORLD=2,3 limits the world sizes."""
 
 import os
@@ -62,4 +62,23 @@ def test_rank_exit():
             continue
         problems += rep["failures"]
         print(f"rank {rank}: raised after {rep.get('seconds', -1):.2f} s: {rep.get('error')}")
+    assert not problems, "\n".join(problems)
+
+
+def test_shrink_after_kill():
+    import torch.distributed as dist
+
+    if not hasattr(dist, "shrink_group"):
+        pytest.skip("this torch has no torch.distributed.shrink_group")
+    world, victim = 4, 2
+    results = harness.run(scenarios.shrink_main, world, 120, victim)
+    problems = []
+    for rank in range(world):
+        if rank == victim:
+            continue
+        code, rep = results[rank]
+        if rep is None:
+            problems.append(f"rank {rank}: no report (exit code {code}): hung or crashed")
+            continue
+        problems += rep["failures"]
     assert not problems, "\n".join(problems)

@@ -1,5 +1,5 @@
-// BackendMyriad's life: bootstrap through the c10d Store, the progress thread, coalescing, split, abort
-// and shutdown. The collectives themselves are in collectives.cc.
+// BackendMyriad's life: bootstrap through the c10d Store, the progress thread, coalescing, split, shrink,
+// abort and shutdown. The collectives themselves are in collectives.cc.
 #include "backend.h"
 
 #include <c10/core/DeviceGuard.h>
@@ -253,6 +253,49 @@ c10::intrusive_ptr<c10d::Backend> BackendMyriad::split(const c10::intrusive_ptr<
   myrCommUserRank(*newComm, &newRank);
   myrCommCount(*newComm, &newSize);
   return c10::make_intrusive<BackendMyriad>(*newComm, newRank, newSize, opts ? opts->timeout : timeout_);
+}
+
+c10::intrusive_ptr<c10d::Backend> BackendMyriad::shrink(const std::vector<int64_t>& ranksToExclude, int shrinkFlags,
+                                                        const c10::intrusive_ptr<Options>& optsOverride) {
+  TORCH_CHECK(!coalesced_, "myriad: shrink while coalescing");
+  std::vector<int> excluded;
+  for (int64_t r : ranksToExclude) {
+    TORCH_CHECK(r >= 0 && r < size_, "myriad: shrink: rank ", r, " is not in this group of ", size_);
+    excluded.push_back(static_cast<int>(r));
+  }
+  const std::chrono::milliseconds timeout = optsOverride ? optsOverride->timeout : timeout_;
+  myrConfig_t config = MYR_CONFIG_INITIALIZER;
+  config.timeoutMs = clampMs(timeout);
+  config.initTimeoutMs = clampMs(timeout);
+  const bool useConfig = static_cast<bool>(optsOverride);  // else the new communicator inherits the settings
+  auto newComm = std::make_shared<myrComm_t>(nullptr);
+  auto call = [newComm, excluded, config, useConfig, shrinkFlags](myrComm_t comm, myrStream_t) mutable {
+    return myrCommShrink(comm, excluded.data(), static_cast<int>(excluded.size()), newComm.get(),
+                         useConfig ? &config : nullptr, shrinkFlags);
+  };
+  if (shrinkFlags & MYR_SHRINK_ABORT) {
+    // Not queued: the works in flight may wait on a dead rank. The abort inside fails them at once, and the
+    // progress thread reports them.
+    std::string message;
+    {
+      std::lock_guard<std::mutex> lock(commMu_);
+      const myrResult_t r = comm_ ? call(comm_, nullptr) : myrInvalidUsage;
+      if (r != myrSuccess)
+        message = std::string(comm_ ? myrGetLastError(comm_) : "the communicator was shut down") + " (" +
+                  myrGetErrorString(r) + ")";
+    }
+    if (!message.empty())
+      C10_THROW_ERROR(DistBackendError, "myriad: shrink failed on rank " + std::to_string(rank_) + ": " + message);
+  } else {
+    auto work = c10::make_intrusive<WorkMyriad>(c10d::OpType::UNKNOWN, "shrink", rank_, timeout_);
+    work->add(Step{call, nullptr}, {});
+    submit(work)->wait();
+  }
+  int newRank = 0;
+  int newSize = 0;
+  myrCommUserRank(*newComm, &newRank);
+  myrCommCount(*newComm, &newSize);
+  return c10::make_intrusive<BackendMyriad>(*newComm, newRank, newSize, timeout);
 }
 
 void BackendMyriad::stopThread() {

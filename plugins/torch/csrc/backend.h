@@ -32,11 +32,17 @@ class BackendMyriad : public c10d::Backend {
   c10::intrusive_ptr<Options> getBackendOptions() override;
   bool supportsSplitting() const override { return true; }
   bool supportsCoalescing() const override { return true; }
+  bool supportsShrinking() const override { return true; }
   void setTimeout(std::chrono::milliseconds timeout) override;
   void startCoalescing() override;
   c10::intrusive_ptr<c10d::Work> endCoalescing() override;
   c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store, const std::vector<int>& ranks,
                                           const c10::intrusive_ptr<Options>& opts) override;
+  /// myrCommShrink: the group without `ranksToExclude` (which must not call it and may be dead), in rank
+  /// order. SHRINK_ABORT (1) fails the works in flight first, without waiting behind them; SHRINK_DEFAULT (0)
+  /// runs after the works already submitted, like split. `optsOverride` sets the new group's timeout.
+  c10::intrusive_ptr<c10d::Backend> shrink(const std::vector<int64_t>& ranksToExclude, int shrinkFlags = 0,
+                                           const c10::intrusive_ptr<Options>& optsOverride = nullptr) override;
   void abort() override;
   void shutdown() override;
 
