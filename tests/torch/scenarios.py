@@ -260,6 +260,35 @@ def exit_main(rank, world, store_path, out_dir, victim, timeout_s):
     os._exit(0)  # the group is broken; leave without a collective teardown
 
 
+def late_main(rank, world, store_path, out_dir, late, late_s):
+    """DDP training in which `late` sleeps `late_s` before step 2 (a checkpoint, a data-loader stall) under the
+    default settings: no rank may fail, and DDP must keep the models equal (each rank reports its parameters
+    and how long the step after the pause took)."""
+    _init(rank, world, store_path, "myriad")
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+    ddp = nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    gen = torch.Generator().manual_seed(100 + rank)
+    result = {"failures": [], "checks": 1}
+    try:
+        for step in range(4):
+            if step == 2 and rank == late:
+                time.sleep(late_s)
+            t0 = time.monotonic()
+            x = torch.randn(16, 8, generator=gen)
+            opt.zero_grad()
+            nn.functional.mse_loss(ddp(x), torch.zeros(16, 4)).backward()
+            opt.step()
+            if step == 2:
+                result["step_s"] = time.monotonic() - t0
+        result["params"] = [p.detach().flatten().tolist() for p in model.parameters()]
+        dist.destroy_process_group()
+    except Exception as e:  # noqa: BLE001
+        result["failures"].append(f"rank {rank}: {type(e).__name__}: {e}")
+    report(out_dir, rank, result)
+
+
 def shrink_main(rank, world, store_path, out_dir, victim):
     """`victim` SIGKILLs itself between all-reduces; the others wait for theirs to fail, then
     dist.shrink_group([victim], SHRINK_ABORT) (Backend::shrink, i.e. myrCommShrink) and check the new

@@ -65,6 +65,28 @@ def test_rank_exit():
     assert not problems, "\n".join(problems)
 
 
+def test_late_rank():
+    """Late is not dead: a DDP step with one rank 20 s late completes on every rank, with equal models."""
+    world, late, late_s = 3, 1, 20
+    results = harness.run(scenarios.late_main, world, late_s + 240, late, late_s)
+    problems, params = [], {}
+    for rank in range(world):
+        code, rep = results[rank]
+        if rep is None:
+            problems.append(f"rank {rank}: no report (exit code {code})")
+            continue
+        problems += rep["failures"]
+        if "params" in rep:
+            params[rank] = rep["params"]
+        if rank != late and rep.get("step_s", 0) < late_s - 5:
+            problems.append(f"rank {rank}: the step after the pause took {rep.get('step_s')} s: it did not wait")
+        print(f"rank {rank}: the step after rank {late}'s pause took {rep.get('step_s', -1):.1f} s")
+    for rank, p in params.items():
+        if p != params.get(0, p):
+            problems.append(f"rank {rank}'s model differs from rank 0's after training")
+    assert not problems, "\n".join(problems)
+
+
 def test_shrink_after_kill():
     import torch.distributed as dist
 
