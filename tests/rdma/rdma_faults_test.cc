@@ -1,13 +1,20 @@
 // The rdma transport's edges on Soft-RoCE (inside the VM): point-to-point messages larger than rxe's 8 MiB
 // message limit (cut into pieces and striped over QPs; once with the registration cache on), and a rank killed in a
-// stream of all-reduces, which every survivor must report naming it (myrRemoteError or myrTimeout) within the deadline.
+// stream of all-reduces, which every survivor must report naming it (myrRemoteError) within 3 s.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "myriad/myriad.h"
@@ -77,46 +84,77 @@ INSTANTIATE_TEST_SUITE_P(Rxe, RdmaLarge,
                            return "qp" + std::to_string(i.param.qps) + (i.param.regCache ? "_regcache" : "");
                          });
 
-TEST(RdmaKill, SurvivorsNameTheKilledRank) {
+// Issue 18: every survivor names the dead rank within 3 s, trial after trial (MYRIAD_TEST_TRIALS, 10 by
+// default in the VM), the victim SIGKILLed by its own thread in the middle of the all-reduces. Ranks are on
+// two emulated hosts: a victim of the other host is seen through its heartbeats or its QPs, one of the same
+// host through a pidfd. The detection times go to the suite's summary as notes.
+TEST(RdmaKill, SurvivorsNameTheKilledRankWithinThreeSeconds) {
   if (!rxeReady()) GTEST_SKIP() << "needs Soft-RoCE devices rxe1/rxe2 (run inside tests/rdma/vm/run-in-vm --rxe)";
   constexpr int kRanks = 3;
-  const uint64_t seed = testSeed();
-  const int victim = 1 + static_cast<int>(seed % 2);
-  const int killAt = 3 + static_cast<int>((seed / 3) % 5);
-  auto body = [&](int rank, const myrUniqueId& id) -> int {
-    useRdma(rank, 2);
-    setenv("MYRIAD_TIMEOUT_MS", "3000", 1);
-    myrComm_t comm = nullptr;
-    std::string err = initComm(&comm, kRanks, id, rank);
-    MYR_CHILD_CHECK(err.empty(), err);
-    std::vector<float> send(size_t{1} << 16, 1.0f), recv(send.size());
-    auto start = Clock::now();
-    for (int it = 0; it < 500; ++it) {
-      if (rank == victim && it == killAt) raise(SIGKILL);
-      if (it == killAt) start = Clock::now();
-      myrResult_t r = myrAllReduce(send.data(), recv.data(), send.size(), myrFloat32, myrSum, comm, nullptr);
-      if (r == myrSuccess) continue;
-      const std::string text = myrGetLastError(comm) ? myrGetLastError(comm) : "";
-      const double s = std::chrono::duration<double>(Clock::now() - start).count();
-      childReport("rank " + std::to_string(rank) + " failed after " + std::to_string(s) + " s: " + text);
-      MYR_CHILD_CHECK(r == myrRemoteError || r == myrTimeout, resultText("myrAllReduce", r, comm));
-      MYR_CHILD_CHECK(mentionsRank(text, victim),
-                      "the error does not name rank " + std::to_string(victim) + ": " + text);
-      MYR_CHILD_CHECK(s < 30.0, "the error took " + std::to_string(s) + " s");
-      myrCommAbort(comm);
-      return 0;
-    }
-    MYR_CHILD_CHECK(false, "500 all-reduces succeeded although rank " + std::to_string(victim) + " was killed");
-    return 1;
+  const char* env = std::getenv("MYRIAD_TEST_TRIALS");
+  const int trials = env && std::atoi(env) > 0 ? std::atoi(env) : 10;
+  void* page =
+      mmap(nullptr, sizeof(std::atomic<int64_t>) * 4, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  auto* killNs = new (page) std::atomic<int64_t>(0);
+  auto* detectNs = new (static_cast<std::atomic<int64_t>*>(page) + 1) std::atomic<int64_t>[kRanks];
+  auto nowNs = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   };
-  const ForkOutcome out = forkRanks(kRanks, body, 120s, seed);
-  for (const auto& r : out.ranks) {
-    if (r.rank == victim) {
-      EXPECT_EQ(r.termSignal, SIGKILL) << r.describe();
-      continue;
+  std::vector<double> seconds;
+  for (int t = 0; t < trials; ++t) {
+    const uint64_t seed = testSeed() + static_cast<uint64_t>(t);
+    const int victim = 1 + static_cast<int>(seed % 2);
+    const auto killAfter = std::chrono::milliseconds(50 + static_cast<int>((seed / 3) % 300));
+    killNs->store(0);
+    for (int r = 0; r < kRanks; ++r) detectNs[r].store(0);
+    auto body = [&](int rank, const myrUniqueId& id) -> int {
+      useRdma(rank, 2);
+      myrComm_t comm = nullptr;
+      std::string err = initComm(&comm, kRanks, id, rank);
+      MYR_CHILD_CHECK(err.empty(), err);
+      if (rank == victim) {
+        std::thread([&] {
+          std::this_thread::sleep_for(killAfter);
+          killNs->store(nowNs());
+          raise(SIGKILL);
+        }).detach();
+      }
+      std::vector<float> send(size_t{1} << 16, 1.0f), recv(send.size());
+      for (int it = 0; it < 100000; ++it) {
+        myrResult_t r = myrAllReduce(send.data(), recv.data(), send.size(), myrFloat32, myrSum, comm, nullptr);
+        if (r == myrSuccess) continue;
+        const int64_t at = nowNs();
+        const std::string text = myrGetLastError(comm) ? myrGetLastError(comm) : "";
+        MYR_CHILD_CHECK(killNs->load() != 0, "failed before the victim died: " + text);
+        detectNs[rank].store(at - killNs->load());
+        MYR_CHILD_CHECK(r == myrRemoteError, resultText("myrAllReduce", r, comm));
+        MYR_CHILD_CHECK(mentionsRank(text, victim),
+                        "the error does not name rank " + std::to_string(victim) + ": " + text);
+        myrCommAbort(comm);
+        return 0;
+      }
+      MYR_CHILD_CHECK(false, "all-reduces went on although rank " + std::to_string(victim) + " was killed");
+      return 1;
+    };
+    const ForkOutcome out = forkRanks(kRanks, body, 120s, seed);
+    for (const auto& r : out.ranks) {
+      if (r.rank == victim) {
+        EXPECT_EQ(r.termSignal, SIGKILL) << r.describe();
+        continue;
+      }
+      ASSERT_TRUE(r.succeeded()) << r.describe() << " (victim " << victim << ", seed " << seed << ")";
+      const double s = static_cast<double>(detectNs[r.rank].load()) / 1e9;
+      seconds.push_back(s);
+      EXPECT_LT(s, 3.0) << "rank " << r.rank << " named the death of rank " << victim << " after " << s << " s (seed "
+                        << seed << ")";
     }
-    EXPECT_TRUE(r.succeeded()) << r.describe() << " (victim " << victim << ", seed " << seed << ")";
   }
+  munmap(page, sizeof(std::atomic<int64_t>) * 4);
+  std::sort(seconds.begin(), seconds.end());
+  ASSERT_FALSE(seconds.empty());
+  std::printf("note: rdma death detection: %d trials, %zu survivors: median %.3f s, max %.3f s\n", trials,
+              seconds.size(), seconds[seconds.size() / 2], seconds.back());
 }
 
 }  // namespace
