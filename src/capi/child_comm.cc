@@ -16,12 +16,15 @@ Result<Comm*> startChild(myrComm_t comm, myrComm_t* newcomm, const char* functio
 }
 
 Status initChild(Comm& parent, const std::string& prefix, const std::string& tagSuffix, int nranks, int newRank,
-                 const Config& config, const myrConfig_t* userConfig, myrComm_t* newcomm) {
+                 const Config& config, const myrConfig_t* userConfig, myrComm_t* newcomm, bool endWithParent) {
   MYR_LOG(kInfo, kInit, parent.rank(),
           "new communicator (keys " + prefix + "*) of " + std::to_string(nranks) + " ranks; this one is rank " +
               std::to_string(newRank));
-  auto store = std::make_shared<PrefixStore>(parent.store(), prefix);
   bool blocking = !userConfig || userConfig->blocking != 0;
+  // Blocking, the parent outlives the child's rendezvous: a death it hears (its liveness channel) ends the
+  // child's waits at once instead of at the init deadline. Not for a shrink, whose parent has failed.
+  auto store = std::make_shared<PrefixStore>(parent.store(), prefix,
+                                             blocking && endWithParent ? parent.errors().flag() : nullptr);
   return initComm(newcomm, nranks, newRank, parent.secret(), parent.commTag() + tagSuffix, std::move(store), config,
                   blocking);
 }

@@ -48,7 +48,8 @@ Status checkRanks(myrComm_t* comm, int nranks, int rank);
 Result<Comm*> startChild(myrComm_t comm, myrComm_t* newcomm, const char* function);
 // Joins a new communicator of `nranks` ranks as `newRank` through the parent's store under the keys
 // `prefix`*, with the parent's secret and tag plus `tagSuffix` (both unique to this child among the parent's).
+// `endWithParent` (a split): a failure of the parent while the child bootstraps, blocking, ends its waits.
 Status initChild(Comm& parent, const std::string& prefix, const std::string& tagSuffix, int nranks, int newRank,
-                 const Config& config, const myrConfig_t* userConfig, myrComm_t* newcomm);
+                 const Config& config, const myrConfig_t* userConfig, myrComm_t* newcomm, bool endWithParent);
 
 }  // namespace myriad::capi

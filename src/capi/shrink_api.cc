@@ -170,7 +170,7 @@ Status commShrink(myrComm_t comm, int* excludeRanksList, int excludeRanksCount, 
   MYR_TRY(meeting.agree());
   auto newRank = std::find(survivors.begin(), survivors.end(), parent->rank()) - survivors.begin();
   return initChild(*parent, prefix + "comm.", "k" + std::to_string(k), static_cast<int>(survivors.size()),
-                   static_cast<int>(newRank), config, userConfig, newcomm);
+                   static_cast<int>(newRank), config, userConfig, newcomm, /*endWithParent=*/false);
 }
 
 }  // namespace

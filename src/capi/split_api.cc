@@ -44,7 +44,7 @@ Status commSplit(myrComm_t comm, int color, int key, myrComm_t* newcomm, myrConf
   while (members[static_cast<size_t>(newRank)].parentRank != parent->rank()) ++newRank;
   return initChild(*parent, "split" + std::to_string(split) + ".c" + std::to_string(color) + ".",
                    "s" + std::to_string(split) + "c" + std::to_string(color), static_cast<int>(members.size()), newRank,
-                   config, userConfig, newcomm);
+                   config, userConfig, newcomm, /*endWithParent=*/true);
 }
 
 }  // namespace

@@ -296,12 +296,18 @@ Status Comm::fail(Status s) {
   Status recorded = errors_.fail(s);
   if (first && s.code() != Code::kInvalidArgument) {
     MYR_LOG(kWarn, kColl, rank_, s.message());
-    // Best effort: tell every rank, so that those not directly connected to the failure stop too.
-    Writer w;
+    // Tell every rank, so that those not directly connected to the failure stop too: over the liveness
+    // channel when there is one (it needs no store), else through the store (best effort).
     std::string me = "rank " + std::to_string(rank_) + ": ";
     std::string text = s.message().rfind(me, 0) == 0 ? s.message().substr(me.size()) : s.message();
-    w.str("rank " + std::to_string(rank_) + " (" + localHostname() + ") reports: " + text);
-    store_->set("abort", w.bytes()).ignore();
+    text = "rank " + std::to_string(rank_) + " (" + localHostname() + ") reports: " + text;
+    if (liveness_) {
+      liveness_->announce(liveness::Fate{rank_, liveness::FateKind::kFailed, text});
+    } else {
+      Writer w;
+      w.str(text);
+      store_->set("abort", w.bytes()).ignore();
+    }
   }
   return recorded;
 }

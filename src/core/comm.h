@@ -177,7 +177,6 @@ class Comm {
   std::atomic<int> waitsOn_{-1};          // the peer this rank's call is stalled on; -1: none
   std::atomic<int64_t> quietSinceNs_{0};  // since when no data moved with it (Clock's epoch)
   Clock::time_point lastStallReport_{};
-  bool storeLossLogged_ = false;
   bool stallPublished_ = false;  // this rank's stall record says it waits on someone
   uint32_t stallBeat_ = 0;
   Clock::time_point lastStallWrite_{};

@@ -4,7 +4,6 @@
 // notice, through which a failure seen by one rank also reaches every rank. Without the liveness channel
 // silence is the only sign: after MYRIAD_TIMEOUT_MS it is blamed on the rank at the end of the chain of
 // waiters published in the store (core/blame.cc).
-#include "base/log.h"
 #include "base/wire.h"
 #include "core/comm.h"
 
@@ -30,18 +29,14 @@ Status Comm::checkWhileStalled(bool checkStore) {
       if (2 * longest > config_.timeoutMs) publishStall(peer);
     }
   }
-  if (!checkStore) return Status::ok();
+  // With the liveness channel, failures travel over it: the store, which may be gone, is not read.
+  if (!checkStore || liveness_) return Status::ok();
   auto notice = store_->tryGet("abort");
   if (notice.isOk()) return learnedFailure(notice.value());
   if (notice.status().code() == Code::kNotSupported) return Status::ok();
   std::string owner = storeOwner_.empty() ? "its host process" : storeOwner_;
-  std::string lost = "rank " + std::to_string(rank_) + ": lost the rendezvous store, hosted by " + owner +
-                     ", which has probably exited: " + notice.status().message();
-  // With the liveness channel, failures travel without the store: calls go on until one needs it (a split).
-  if (!liveness_) return Status(Code::kRemoteError, lost);
-  if (!storeLossLogged_) MYR_LOG(kWarn, kInit, rank_, lost + "; calls go on without it");
-  storeLossLogged_ = true;
-  return Status::ok();
+  return Status(Code::kRemoteError, "rank " + std::to_string(rank_) + ": lost the rendezvous store, hosted by " +
+                                        owner + ", which has probably exited: " + notice.status().message());
 }
 
 Status Comm::learnedFailure(const Bytes& notice) {
@@ -53,8 +48,10 @@ Status Comm::learnedFailure(const Bytes& notice) {
 
 Status Comm::failDetected(Status detected) {
   if (errors_.aborted()) return errors_.fail(detected);
-  // A peer that vanished or hung up may only be reacting to an earlier failure elsewhere (survivors exit
-  // once they have their error): when another rank has already published a root cause, report that one.
+  // With the liveness channel a root cause found elsewhere has already arrived over it. Without: a peer that
+  // vanished or hung up may only be reacting to an earlier failure elsewhere (survivors exit once they have
+  // their error): when another rank has already published a root cause in the store, report that one.
+  if (liveness_) return fail(std::move(detected));
   auto notice = store_->tryGet("abort");
   if (notice.isOk()) return learnedFailure(notice.value());
   return fail(std::move(detected));

@@ -35,7 +35,7 @@ void Comm::watchDevice() {
         break;
       }
     }
-    if (found.isOk() && turn % 5 == 0) {
+    if (found.isOk() && !liveness_ && turn % 5 == 0) {
       lock.unlock();  // the store may take its deadline to answer
       auto notice = store_->tryGet("abort");
       lock.lock();

@@ -287,11 +287,18 @@ void Liveness::sendTo(int peer, Kind kind) {
 }
 
 void Liveness::checkNeighbours(Clock::time_point now) {
+  auto silentMs = [&](size_t i) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(now - lastHeard_[i]).count();
+  };
+  // Every neighbour silent at once is more likely this rank cut off than all of them gone.
+  bool allSilent = neighbours_.size() >= 2;
+  for (size_t i = 0; i < neighbours_.size() && allSilent; ++i) allSilent = silentMs(i) > opt_.deadMs;
   for (size_t i = 0; i < neighbours_.size(); ++i) {
     const int r = neighbours_[i];
-    const int64_t silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - lastHeard_[i]).count();
-    if (silent <= opt_.deadMs || fateOf(r)) continue;
-    learn(Fate{r, FateKind::kDead, describeSilence(r, silent)});
+    if (silentMs(i) <= opt_.deadMs || fateOf(r)) continue;
+    std::string text = describeSilence(r, silentMs(i));
+    if (allSilent) text += "; every rank this one watches went silent at once: this rank is probably the one cut off";
+    learn(Fate{r, FateKind::kDead, text});
   }
 }
 

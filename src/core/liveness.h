@@ -53,6 +53,8 @@ class Liveness {
   void start(Options options);
   // Says bye to the ranks that watch this one and stops the thread. Idempotent.
   void leave();
+  // Tells every rank (flooded as a death is) that this communicator failed; from any thread.
+  void announce(const liveness::Fate& f) { learn(f); }
   // At a normal exit of the process (atexit): says bye without stopping anything.
   void sayByeAtExitOf() { sayBye(); }
 

@@ -72,7 +72,7 @@ Result<Datagram> decode(const uint8_t* p, size_t n, uint64_t commKey, int nranks
     f.rank = r.i32();
     const uint8_t fk = r.u8();
     f.text = r.str(kMaxFateText);
-    if (fk != 1 && fk != 2) return invalidArgument("liveness datagram with a fate of unknown kind");
+    if (fk < 1 || fk > 3) return invalidArgument("liveness datagram with a fate of unknown kind");
     f.kind = static_cast<FateKind>(fk);
     if (f.rank < 0 || f.rank >= nranks) return invalidArgument("liveness datagram names a rank out of range");
     d.fates.push_back(std::move(f));

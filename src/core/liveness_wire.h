@@ -33,7 +33,9 @@ struct SelfState {
   uint32_t quietMs = 0;  // how long this rank's call has moved no data (0 unless waitsOn >= 0)
 };
 
-enum class FateKind : uint8_t { kDead = 1, kLeft = 2 };
+// kFailed: the rank's communicator failed (a stuck call, a lost connection) and the reason travels to all,
+// without the rendezvous store.
+enum class FateKind : uint8_t { kDead = 1, kLeft = 2, kFailed = 3 };
 
 // A rank that is gone, as the rank that noticed it says it: "rank 2 (node-a pid 6380) exited (pidfd)".
 struct Fate {

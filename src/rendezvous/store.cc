@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -116,6 +117,25 @@ Result<Bytes> FileStore::get(const std::string& key, int timeoutMs, const std::a
                     describe() + ": key '" + key + "' not set within " + std::to_string(timeoutMs) + " ms");
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(10000));
+  }
+}
+
+}  // namespace myriad
+
+namespace myriad {
+
+Result<Bytes> PrefixStore::get(const std::string& key, int timeoutMs, const std::atomic<bool>* abort) {
+  if (!alsoAbort_) return base_->get(prefix_ + key, timeoutMs, abort);
+  // In slices, so that the second flag is seen within one.
+  constexpr int kSliceMs = 200;
+  const auto deadline = deadlineIn(timeoutMs);
+  for (;;) {
+    if (alsoAbort_->load(std::memory_order_acquire))
+      return Status(Code::kRemoteError, "the parent communicator failed while waiting for '" + key + "' in " +
+                                            describe() + " (see the parent's error)");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    auto got = base_->get(prefix_ + key, static_cast<int>(std::clamp<int64_t>(left, 1, kSliceMs)), abort);
+    if (got.isOk() || got.status().code() != Code::kTimeout || left <= kSliceMs) return got;
   }
 }
 

@@ -58,14 +58,14 @@ class FileStore final : public Store {
 };
 
 // A view of another store with every key prefixed: the rendezvous of a communicator split from a parent
-// reuses the parent's store under its own prefix.
+// reuses the parent's store under its own prefix. `alsoAbort` (optional, e.g. the parent's abort flag, which
+// must outlive this store's waits) ends a wait as the caller's own abort flag does.
 class PrefixStore final : public Store {
  public:
-  PrefixStore(std::shared_ptr<Store> base, std::string prefix) : base_(std::move(base)), prefix_(std::move(prefix)) {}
+  PrefixStore(std::shared_ptr<Store> base, std::string prefix, const std::atomic<bool>* alsoAbort = nullptr)
+      : base_(std::move(base)), prefix_(std::move(prefix)), alsoAbort_(alsoAbort) {}
   Status set(const std::string& key, const Bytes& value) override { return base_->set(prefix_ + key, value); }
-  Result<Bytes> get(const std::string& key, int timeoutMs, const std::atomic<bool>* abort) override {
-    return base_->get(prefix_ + key, timeoutMs, abort);
-  }
+  Result<Bytes> get(const std::string& key, int timeoutMs, const std::atomic<bool>* abort) override;
   Result<Bytes> tryGet(const std::string& key) override { return base_->tryGet(prefix_ + key); }
   void setTimeoutMs(int ms) override { base_->setTimeoutMs(ms); }
   std::string describe() const override { return base_->describe() + " (keys " + prefix_ + "*)"; }
@@ -73,6 +73,7 @@ class PrefixStore final : public Store {
  private:
   std::shared_ptr<Store> base_;
   std::string prefix_;
+  const std::atomic<bool>* alsoAbort_;
 };
 
 // Key names must be printable and short: both ends of the tcp store enforce these bounds.

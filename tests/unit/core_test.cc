@@ -196,3 +196,35 @@ TEST(Store, TcpServesMembersAndDropsStrangers) {
 
 }  // namespace
 }  // namespace myriad
+
+namespace myriad {
+namespace {
+
+// A split's child waits in its parent's store; a failure of the parent (the flag) ends the wait at once.
+TEST(PrefixStore, ASecondAbortFlagEndsAWait) {
+  auto base = std::make_shared<MemoryStore>();
+  std::atomic<bool> parentFailed{false};
+  PrefixStore store(base, "split0.", &parentFailed);
+  ASSERT_TRUE(store.set("a", Bytes{1}).isOk());
+  auto got = store.get("a", 1000, nullptr);
+  ASSERT_TRUE(got.isOk());
+  EXPECT_EQ(base->tryGet("split0.a").value(), Bytes{1});
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    parentFailed.store(true);
+  });
+  const auto t0 = Clock::now();
+  auto never = store.get("never", 20000, nullptr);
+  t.join();
+  EXPECT_EQ(never.status().code(), Code::kRemoteError) << never.status().message();
+  EXPECT_NE(never.status().message().find("parent communicator failed"), std::string::npos);
+  EXPECT_LT(msSince(t0), 2000);
+  // Without the flag raised, a wait ends at its own deadline with a timeout.
+  std::atomic<bool> calm{false};
+  PrefixStore quiet(base, "split1.", &calm);
+  auto late = quiet.get("never", 450, nullptr);
+  EXPECT_EQ(late.status().code(), Code::kTimeout) << late.status().message();
+}
+
+}  // namespace
+}  // namespace myriad
