@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The net tier (ctest label net, root): Myriad across network namespaces on an emulated leaf-spine fabric
 # (tests/net/fabric). Scenarios: correct all-reduce and all-gather with 1, 2, 4 and 8 paths; our traffic
-# leaves the spine that a foreign elephant sits on; a spine link cut mid-run stays correct. Exits 77 (skip)
-# only when it cannot make namespaces (not root, or no netns support), and says so.
-#   net_test.sh BUILD_DIR SCENARIO   (SCENARIO: paths | elephant | cut)
+# leaves the spine that a foreign elephant sits on; a spine link cut mid-run stays correct; a host cut off
+# without a reset is named by every survivor within 3 s (cutoff); a data path dropped while every process
+# lives fails as stuck after MYRIAD_STALL_TIMEOUT_MS, not as a death (stuck). Exits 77 (skip) only when it
+# cannot make namespaces (not root, or no netns support), and says so.
+#   net_test.sh BUILD_DIR SCENARIO   (SCENARIO: paths | elephant | cut | cutoff | stuck)
+#   NET_TRIALS=N: trials of cutoff (default 4; the victim rotates over ranks 1, 2, 3 and 0, the store's host)
 set -euo pipefail
 build=$1
 scenario=$2
@@ -26,6 +29,52 @@ cleanup() {
 }
 trap cleanup EXIT
 export MYRIAD_TIMEOUT_MS=20000 MYRIAD_DEBUG=${MYRIAD_DEBUG:-WARN}
+
+# drop_rules NS SPEC: silent drops in a host's namespace (no RST, FIN or ICMP: packets vanish, as behind a
+# pulled cable), with nft (scripts/lib/deps.sh installs nftables). SPEC "all": everything in and out but
+# loopback (the host cut off); "tcp:ADDR": TCP to and from ADDR only (the data path to that host; the
+# liveness channel's UDP datagrams still pass). undrop_rules NS removes them.
+drop_rules() {
+  local ns=$1 spec=$2 in out
+  case $spec in
+    all) in='iifname != "lo" drop' out='oifname != "lo" drop' ;;
+    tcp:*) in="ip saddr ${spec#tcp:} meta l4proto tcp drop" out="ip daddr ${spec#tcp:} meta l4proto tcp drop" ;;
+  esac
+  ip netns exec "$ns" nft -f - <<EOF
+table inet myriad_drop {
+  chain in { type filter hook input priority -300; $in; }
+  chain out { type filter hook output priority -300; $out; }
+}
+EOF
+}
+undrop_rules() {
+  ip netns exec "$1" nft delete table inet myriad_drop
+}
+
+# wait_ready DIR N SECONDS: every rank of DIR (net_allreduce_loop's logs) has finished an all-reduce.
+wait_ready() {
+  local dir=$1 n=$2 tenths=$(($3 * 10)) r ok
+  while :; do
+    ok=1
+    for ((r = 0; r < n; r++)); do grep -q "^ready " "$dir/rank$r.log" 2>/dev/null || ok=0; done
+    [ $ok = 1 ] && return 0
+    [ $((tenths--)) -gt 0 ] || return 1
+    sleep 0.1
+  done
+}
+
+# since_cut LOG TCUT: seconds from TCUT to the rank's error line, or nothing when it printed none.
+since_cut() {
+  awk -v t0="$2" '$1 == "error" {printf "%.3f\n", $2 - t0; exit}' "$1"
+}
+
+# stats FILE: "median M s, max X s over N" of the numbers in FILE, one a line.
+stats() {
+  sort -g "$1" | awk '{v[NR] = $1} END {m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+    printf "median %.3f s, max %.3f s over %d", m, v[NR], NR}'
+}
+
+loop="$build/tests/net/net_allreduce_loop"
 
 case $scenario in
   paths)
@@ -77,6 +126,105 @@ case $scenario in
     perf_ok "$out/run/rank0.log" || { echo "net: wrong values after the cut"; cat "$out/run/rank0.log"; exit 1; }
     grep -h "quarantined" "$out/run/rank0.log" | head -3 || true
     echo "net: all-reduce correct on 4 ranks across a spine link cut mid-run"
+    ;;
+  cutoff)
+    command -v nft >/dev/null || { echo "net: cutoff needs nft (nftables; scripts/lib/deps.sh installs it)"; exit 1; }
+    # 4 ranks on 4 hosts over tcp run all-reduces; one host is cut off by DROP rules in its namespace. Every
+    # survivor must fail within 3 s of the cut naming it as unresponsive (the liveness channel: heartbeats
+    # every MYRIAD_HEARTBEAT_MS, dead after MYRIAD_PEER_DEAD_MS of silence, flooded); the cut-off rank
+    # itself must fail too, when its own neighbours go silent, rather than hang.
+    "$FABRIC" up "$fab" --leaves 2 --hosts 2 --spines 2 --rate 1gbit
+    read -ra hl <<<"0.0 1.0 0.1 1.1"
+    trials=${NET_TRIALS:-4}
+    bad=0
+    : >"$out/survivors.txt"
+    : >"$out/victims.txt"
+    for ((t = 0; t < trials; t++)); do
+      victim=$(((t + 1) % 4))
+      vns=$("$FABRIC" ns "$fab" "${hl[$victim]}")
+      dir="$out/cutoff$t"
+      run_ranks "$fab" "$dir" "${hl[*]}" 90 "$loop" 65536 60 2>"$dir.runner" &
+      runner=$!
+      if ! wait_ready "$dir" 4 45; then
+        wait $runner || true
+        echo "net: cutoff trial $t: the ranks did not start"; tail -5 "$dir"/rank*.log; exit 1
+      fi
+      sleep 1
+      tcut=$(date +%s.%N)
+      drop_rules "$vns" all
+      wait $runner || true
+      undrop_rules "$vns"
+      echo "net: cutoff trial $t: host ${hl[$victim]} (rank $victim) cut off at $tcut"
+      for ((r = 0; r < 4; r++)); do
+        log="$dir/rank$r.log"
+        dt=$(since_cut "$log" "$tcut")
+        line=$(grep -m1 "^error " "$log" | cut -d' ' -f3- || true)
+        echo "  rank $r: ${dt:-no error} s: ${line:-$(tail -2 "$log" | tr '\n' ' ')}"
+        if [ -z "$dt" ]; then
+          echo "  rank $r: FAIL: no error (hung or finished)"; bad=1; continue
+        fi
+        if [ "$r" = "$victim" ]; then
+          echo "$dt" >>"$out/victims.txt"
+          awk -v d="$dt" 'BEGIN {exit !(d <= 10)}' || { echo "  rank $r (cut off): FAIL: took over 10 s"; bad=1; }
+          continue
+        fi
+        echo "$dt" >>"$out/survivors.txt"
+        awk -v d="$dt" 'BEGIN {exit !(d <= 3)}' || { echo "  rank $r: FAIL: over 3 s"; bad=1; }
+        grep -q "rank $victim (" <<<"$line" && grep -Eq "unresponsive|stopped answering heartbeats" <<<"$line" ||
+          { echo "  rank $r: FAIL: the error does not name rank $victim as unresponsive"; bad=1; }
+      done
+    done
+    echo "net: cutoff: cut -> error on the survivors: $(stats "$out/survivors.txt")"
+    echo "net: cutoff: cut -> error on the cut-off rank: $(stats "$out/victims.txt")"
+    [ $bad = 0 ] || exit 1
+    echo "net: a host cut off without a reset is named by every survivor within 3 s"
+    ;;
+  stuck)
+    command -v nft >/dev/null || { echo "net: stuck needs nft (nftables; scripts/lib/deps.sh installs it)"; exit 1; }
+    # The same 4 ranks; TCP between hosts 0.0 and 1.0 (ranks 0 and 1: ring neighbours, partners of every
+    # pairwise exchange, tree parent and child) is dropped, the liveness channel's UDP still passes. Every
+    # process lives and answers heartbeats, so this is no death: each rank must fail as stuck, naming the
+    # chain of waiters, once no data has moved for MYRIAD_STALL_TIMEOUT_MS (5 s here), and not before.
+    "$FABRIC" up "$fab" --leaves 2 --hosts 2 --spines 2 --rate 1gbit
+    read -ra hl <<<"0.0 1.0 0.1 1.1"
+    export MYRIAD_STALL_TIMEOUT_MS=5000
+    ns0=$("$FABRIC" ns "$fab" "${hl[0]}")
+    dir="$out/stuck"
+    # Each rank lingers 3 s after its error: the first verdict reaches the others through the store, which
+    # rank 0 hosts, and a rank that exits at once would turn the later verdicts into "rank 0 left".
+    run_ranks "$fab" "$dir" "${hl[*]}" 90 "$loop" 65536 60 3 2>"$dir.runner" &
+    runner=$!
+    if ! wait_ready "$dir" 4 45; then
+      wait $runner || true
+      echo "net: stuck: the ranks did not start"; tail -5 "$dir"/rank*.log; exit 1
+    fi
+    sleep 1
+    tcut=$(date +%s.%N)
+    drop_rules "$ns0" "tcp:$("$FABRIC" addr "$fab" "${hl[1]}")"
+    wait $runner || true
+    undrop_rules "$ns0"
+    echo "net: stuck: tcp between hosts ${hl[0]} and ${hl[1]} (ranks 0 and 1) dropped at $tcut"
+    bad=0
+    : >"$out/stuck.txt"
+    for ((r = 0; r < 4; r++)); do
+      log="$dir/rank$r.log"
+      dt=$(since_cut "$log" "$tcut")
+      line=$(grep -m1 "^error " "$log" | cut -d' ' -f3- || true)
+      echo "  rank $r: ${dt:-no error} s: ${line:-$(tail -2 "$log" | tr '\n' ' ')}"
+      if [ -z "$dt" ]; then
+        echo "  rank $r: FAIL: no error (hung or finished)"; bad=1; continue
+      fi
+      echo "$dt" >>"$out/stuck.txt"
+      # The stall clock starts at the last data moved, a few ms before the cut at most.
+      awk -v d="$dt" 'BEGIN {exit !(d >= 4.9 && d <= 8)}' || { echo "  rank $r: FAIL: not 5 s after the cut"; bad=1; }
+      text=${line#*: }  # myrGetLastError's text, without the result's name
+      grep -q "stuck" <<<"$text" || { echo "  rank $r: FAIL: not named stuck"; bad=1; }
+      ! grep -Eq "unresponsive|exited|left the communicator|stopped answering" <<<"$text" ||
+        { echo "  rank $r: FAIL: a live rank named dead or gone"; bad=1; }
+    done
+    echo "net: stuck: drop -> error: $(stats "$out/stuck.txt")"
+    [ $bad = 0 ] || exit 1
+    echo "net: a data path dropped while every rank lives fails as stuck after MYRIAD_STALL_TIMEOUT_MS"
     ;;
   *)
     echo "net: unknown scenario $scenario"
