@@ -260,7 +260,7 @@ Result<Config> Config::fromEnv() {
   long long seed = 0;
   MYR_TRY(parseInt("MYRIAD_NET_SEED", 0, (1LL << 62), &seed));
   c.netSeed = static_cast<uint64_t>(seed);
-  MYR_TRY(readInt("MYRIAD_FLIGHT_RECORD", 0, 1 << 20, &c.flightRecord));
+  MYR_TRY(readInt("MYRIAD_FLIGHT_RECORD", 0, 1 << 16, &c.flightRecord));
   c.dumpOnError = raw("MYRIAD_DUMP_ON_ERROR");
   return c;
 }

@@ -28,8 +28,10 @@ struct CallState {
   const char* op = "";  // static: "allreduce", "broadcast", ... (collName), "alltoallv", "send", "recv", "sendrecv"
   size_t count = 0;
   myrDataType_t dtype = myrFloat32;  // dtypeName() (plan/dtype.h) prints it
-  Clock::time_point entered{};       // when call `seq` was entered
-  Clock::time_point finished{};      // when it finished, if !inCall
+  // When call `seq` was entered, and finished if !inCall: Clock's time base at the resolution of a kernel
+  // tick (1-4 ms, CLOCK_MONOTONIC_COARSE), as are a record's start and finish.
+  Clock::time_point entered{};
+  Clock::time_point finished{};
 };
 
 // Whom the current call waits on: the peer it has been silent with the longest, as the stall checks see it.
@@ -86,7 +88,7 @@ class FlightRecorder {
   void clearWait();
 
   CallState state() const;
-  WaitState wait() const;
+  WaitState wait() const;  // of the current call; peer -1 outside calls
   FlightSnapshot snapshot() const;
   int capacity() const { return static_cast<int>(ring_.size()); }
 

@@ -122,6 +122,7 @@ TEST(FlightRecord, WaitsBelongToTheCurrentCall) {
   f.noteWait(2, 1500);
   FlightSnapshot s = f.snapshot();
   EXPECT_EQ(s.wait.peer, 2);
+  EXPECT_EQ(f.wait().peer, 2);
   EXPECT_GE(msSince(s.wait.since), 1500);
   f.clearWait();
   EXPECT_EQ(f.snapshot().wait.peer, -1);
