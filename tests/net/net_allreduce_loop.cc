@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
   int rank = 0, nranks = 1;
   myrResult_t res = myrLaunchInfo(&rank, &nranks, nullptr, nullptr, 0);
   if (res != myrSuccess) {
-    std::fprintf(stderr, "net_allreduce_loop: myrLaunchInfo: %s: %s\n", myrGetErrorString(res), myrGetLastError(nullptr));
+    std::fprintf(stderr, "net_allreduce_loop: myrLaunchInfo: %s: %s\n", myrGetErrorString(res),
+                 myrGetLastError(nullptr));
     return 1;
   }
   myrUniqueId id;
