@@ -126,6 +126,7 @@ void Liveness::start(Options options) {
   for (const PeerInfo& p : *opt_.peers)
     if (p.rank != opt_.rank && p.hostId == me.hostId && p.pidNamespace == me.pidNamespace && p.pid != me.pid)
       locals_.push_back(Local{p.rank, openPidfd(p.pid)});
+  owner_ = getpid();
   enroll(this);
   thread_ = std::thread([this] { run(); });
 }

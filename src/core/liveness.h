@@ -16,6 +16,8 @@
 // socket and a thread of their own.
 #pragma once
 
+#include <unistd.h>
+
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -54,9 +56,14 @@ class Liveness {
   // Says bye to the ranks that watch this one and stops the thread. Idempotent.
   void leave();
   // Tells every rank (flooded as a death is) that this communicator failed; from any thread.
-  void announce(const liveness::Fate& f) { learn(f); }
-  // At a normal exit of the process (atexit): says bye without stopping anything.
-  void sayByeAtExitOf() { sayBye(); }
+  void announce(const liveness::Fate& f) {
+    if (opt_.peers) learn(f);  // started (the options are set before the thread, never after)
+  }
+  // At a normal exit of the process (atexit): says bye without stopping anything. Not in a child forked
+  // after the channel started (a data-loader worker), which is not this rank.
+  void sayByeAtExitOf() {
+    if (getpid() == owner_) sayBye();
+  }
 
   // What is known of `peer`: its last state and how old it is; asks it afresh when older than maxAgeMs.
   struct View {
@@ -98,6 +105,7 @@ class Liveness {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   bool left_ = false;
+  pid_t owner_ = 0;               // the process that started the channel
   liveness::SelfState lastSelf_;  // as last sent (bye repeats it)
 
   mutable std::mutex mu_;  // guards what follows: shared with the callers of view() and fateOf()

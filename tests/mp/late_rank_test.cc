@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -95,6 +96,39 @@ TEST_P(LateRank, IsWaitedForAndNamedInStallReports) {
 
 INSTANTIATE_TEST_SUITE_P(Mp, LateRank, testing::Values(false, true),
                          [](const testing::TestParamInfo<bool>& i) { return i.param ? "barrier" : "all_reduce"; });
+
+}  // namespace
+}  // namespace myriad::test
+
+namespace myriad::test {
+namespace {
+
+// A child forked by a rank after init (a data-loader worker) that exits normally runs the rank's atexit
+// handlers; it must not tell the peers that the rank left. The peers then wait on that rank (it is late
+// before some calls) and must not fail.
+TEST(LateRank, AForkedChildThatExitsIsNotTheRankLeaving) {
+  auto body = [&](int rank, const myrUniqueId& id) -> int {
+    useTransport(Transport::kShm);
+    myrComm_t comm = nullptr;
+    std::string err = initComm(&comm, 3, id, rank);
+    MYR_CHILD_CHECK(err.empty(), err);
+    if (rank == 1) {
+      const pid_t worker = fork();
+      if (worker == 0) std::exit(0);  // atexit handlers run here, in the worker
+      int status = 0;
+      MYR_CHILD_CHECK(worker > 0 && waitpid(worker, &status, 0) == worker, "fork of the worker failed");
+    }
+    for (int i = 0; i < 12; ++i) {
+      if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      float one = 1.0f, sum = 0.0f;
+      const myrResult_t res = myrAllReduce(&one, &sum, 1, myrFloat32, myrSum, comm, nullptr);
+      MYR_CHILD_CHECK(res == myrSuccess && sum == 3.0f, resultText("an all-reduce after the worker exited", res, comm));
+    }
+    return finishComm(comm, nullptr).empty() ? 0 : 1;
+  };
+  const ForkOutcome out = forkRanks(3, body, 60s, testSeed());
+  EXPECT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
 
 }  // namespace
 }  // namespace myriad::test
