@@ -51,13 +51,12 @@ bool sameAddress(const sockaddr_storage& a, socklen_t alen, const SockAddr& b) {
   if (a.ss_family == AF_INET) {
     auto& x = reinterpret_cast<const sockaddr_in&>(a);
     auto& y = reinterpret_cast<const sockaddr_in&>(b.ss);
-    return alen >= sizeof(sockaddr_in) && x.sin_port == y.sin_port && x.sin_addr.s_addr == y.sin_addr.s_addr;
+    return alen >= sizeof(sockaddr_in) && x.sin_addr.s_addr == y.sin_addr.s_addr;
   }
   if (a.ss_family == AF_INET6) {
     auto& x = reinterpret_cast<const sockaddr_in6&>(a);
     auto& y = reinterpret_cast<const sockaddr_in6&>(b.ss);
-    return alen >= sizeof(sockaddr_in6) && x.sin6_port == y.sin6_port &&
-           std::memcmp(&x.sin6_addr, &y.sin6_addr, sizeof(x.sin6_addr)) == 0;
+    return alen >= sizeof(sockaddr_in6) && std::memcmp(&x.sin6_addr, &y.sin6_addr, sizeof(x.sin6_addr)) == 0;
   }
   return false;
 }
@@ -85,8 +84,8 @@ std::vector<int> Liveness::neighbours(int rank, int nranks) {
 }
 
 uint64_t Liveness::commKey(const uint8_t* secret, size_t secretBytes, const std::string& tag) {
-  // FNV-1a: tells communicators apart; it is no authentication (a datagram must also come from the address
-  // its rank published).
+  // FNV-1a: tells communicators apart; it is no authentication (a datagram must also come from the host
+  // address its rank published).
   uint64_t h = 0xcbf29ce484222325ull;
   auto mix = [&h](uint8_t b) { h = (h ^ b) * 0x100000001b3ull; };
   for (size_t i = 0; i < secretBytes; ++i) mix(secret[i]);
@@ -105,6 +104,18 @@ Result<std::unique_ptr<Liveness>> Liveness::bind(const SockAddr& host) {
   socklen_t len = sizeof(l->addr_.ss);
   getsockname(l->fd_, reinterpret_cast<sockaddr*>(&l->addr_.ss), &len);
   l->addr_.len = len;
+  l->senders_.push_back(l->fd_);
+  SockAddr any = l->addr_;
+  any.setPort(0);
+  for (int i = 1; i < kPaths; ++i) {
+    int fd = socket(host.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) break;
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&any.ss), any.len) != 0) {
+      close(fd);
+      break;
+    }
+    l->senders_.push_back(fd);
+  }
   l->wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (l->wakeFd_ < 0) return Status(Code::kSystemError, std::string("liveness eventfd: ") + std::strerror(errno));
   return l;
@@ -115,6 +126,8 @@ Liveness::~Liveness() {
   for (const Local& l : locals_)
     if (l.pidfd >= 0) close(l.pidfd);
   if (wakeFd_ >= 0) close(wakeFd_);
+  for (int fd : senders_)
+    if (fd != fd_) close(fd);
   if (fd_ >= 0) close(fd_);
 }
 
@@ -122,6 +135,7 @@ void Liveness::start(Options options) {
   opt_ = std::move(options);
   neighbours_ = neighbours(opt_.rank, opt_.nranks);
   lastHeard_.assign(neighbours_.size(), Clock::now());
+  probed_.assign(neighbours_.size(), Clock::time_point{});
   const PeerInfo& me = (*opt_.peers)[static_cast<size_t>(opt_.rank)];
   for (const PeerInfo& p : *opt_.peers)
     if (p.rank != opt_.rank && p.hostId == me.hostId && p.pidNamespace == me.pidNamespace && p.pid != me.pid)
@@ -239,10 +253,33 @@ void Liveness::handle(const Datagram& d, Clock::time_point now) {
     k.state = d.state;
     k.heard = now;
   }
-  auto it = std::lower_bound(neighbours_.begin(), neighbours_.end(), d.from);
-  if (it != neighbours_.end() && *it == d.from) lastHeard_[static_cast<size_t>(it - neighbours_.begin())] = now;
+  auto heard = [&](int r) {
+    auto it = std::lower_bound(neighbours_.begin(), neighbours_.end(), r);
+    if (it != neighbours_.end() && *it == r) lastHeard_[static_cast<size_t>(it - neighbours_.begin())] = now;
+  };
+  heard(d.from);
   for (const Fate& f : d.fates) learn(f);
+  // Queries and probes come once per path of the sender: answered once.
+  const bool ask = d.kind == Kind::kQuery || d.kind == Kind::kProbe;
+  if (ask) {
+    auto& last = answered_[(static_cast<int64_t>(d.kind == Kind::kProbe ? d.about + 1 : 0) << 32) | d.from];
+    if (now - last < std::chrono::milliseconds(50)) return;
+    last = now;
+  }
   if (d.kind == Kind::kQuery) sendTo(d.from, Kind::kState);
+  // Indirect probes: a rank that lost its own path to `about` asks this one, whose datagrams take other
+  // paths (other 5-tuples: other ECMP hashes); any datagram from `about` is then vouched for to it.
+  if (d.kind == Kind::kProbe && d.about >= 0 && d.about != opt_.rank) {
+    auto& waiting = probesFor_[d.about];
+    if (std::find(waiting.begin(), waiting.end(), d.from) == waiting.end()) waiting.push_back(d.from);
+    sendTo(d.about, Kind::kQuery);
+  }
+  if (d.kind == Kind::kVouch && d.about >= 0) heard(d.about);
+  auto asked = probesFor_.find(d.from);
+  if (asked != probesFor_.end()) {
+    for (int r : asked->second) sendTo(r, Kind::kVouch, d.from);
+    probesFor_.erase(asked);
+  }
   if (d.kind == Kind::kBye) {
     const PeerInfo& p = (*opt_.peers)[static_cast<size_t>(d.from)];
     std::string after = d.state.seq == 0 ? "before any call"
@@ -264,9 +301,10 @@ void Liveness::learn(const Fate& f) {
     if (r != f.rank && !fateOf(r)) sendTo(r, Kind::kHeartbeat);
 }
 
-void Liveness::sendTo(int peer, Kind kind) {
+void Liveness::sendTo(int peer, Kind kind, int about) {
   Datagram d;
   d.kind = kind;
+  d.about = about;
   d.commKey = opt_.commKey;
   d.from = opt_.rank;
   {
@@ -284,7 +322,9 @@ void Liveness::sendTo(int peer, Kind kind) {
   }
   Bytes b = liveness::encode(d);
   const SockAddr& to = (*opt_.peers)[static_cast<size_t>(peer)].livenessAddr;
-  (void)sendto(fd_, b.data(), b.size(), MSG_DONTWAIT | MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&to.ss), to.len);
+  for (int fd : senders_)
+    (void)sendto(fd, b.data(), b.size(), MSG_DONTWAIT | MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&to.ss),
+                 to.len);
 }
 
 void Liveness::checkNeighbours(Clock::time_point now) {
@@ -296,7 +336,16 @@ void Liveness::checkNeighbours(Clock::time_point now) {
   for (size_t i = 0; i < neighbours_.size() && allSilent; ++i) allSilent = silentMs(i) > opt_.deadMs;
   for (size_t i = 0; i < neighbours_.size(); ++i) {
     const int r = neighbours_[i];
-    if (silentMs(i) <= opt_.deadMs || fateOf(r)) continue;
+    if (fateOf(r)) continue;
+    // Silent for half the bound: maybe only the path between us failed (a link, an ECMP hash). Up to three
+    // other neighbours probe it; a vouch counts as hearing it.
+    if (2 * silentMs(i) > opt_.deadMs && probed_[i] <= lastHeard_[i]) {
+      probed_[i] = now;
+      int asked = 0;
+      for (int other : neighbours_)
+        if (other != r && asked < 3 && !fateOf(other)) sendTo(other, Kind::kProbe, r), ++asked;
+    }
+    if (silentMs(i) <= opt_.deadMs) continue;
     std::string text = describeSilence(r, silentMs(i));
     if (allSilent) text += "; every rank this one watches went silent at once: this rank is probably the one cut off";
     learn(Fate{r, FateKind::kDead, text});

@@ -85,18 +85,25 @@ class Liveness {
   void receive(Clock::time_point now);
   void handle(const liveness::Datagram& d, Clock::time_point now);
   void learn(const liveness::Fate& f);
-  void sendTo(int peer, liveness::Kind kind);
+  void sendTo(int peer, liveness::Kind kind, int about = -1);
   void checkNeighbours(Clock::time_point now);
   void checkProcesses();
   std::string describeSilence(int peer, int64_t silentMs) const;
   void sayBye();
 
+  // Every datagram leaves on each of these sockets: distinct source ports, so distinct ECMP hashes, so one
+  // failed link or path does not silence a live rank. fd_ (the first) also receives.
+  static constexpr int kPaths = 8;
+  std::vector<int> senders_;
   int fd_ = -1;      // UDP
   int wakeFd_ = -1;  // eventfd: queries wanted, or stop
   SockAddr addr_;
   Options opt_;
   std::vector<int> neighbours_;
-  std::vector<Clock::time_point> lastHeard_;  // by index in neighbours_
+  std::vector<Clock::time_point> lastHeard_;                 // by index in neighbours_ (directly, or vouched for)
+  std::vector<Clock::time_point> probed_;                    // when others were last asked to probe it
+  std::unordered_map<int, std::vector<int>> probesFor_;      // target -> the ranks that asked this one to probe it
+  std::unordered_map<int64_t, Clock::time_point> answered_;  // a query or probe arrives once per path: answer once
   struct Local {
     int rank;
     int pidfd;

@@ -24,6 +24,7 @@ Bytes encode(const Datagram& d) {
   w.u8(static_cast<uint8_t>(d.kind));
   w.u64(d.commKey);
   w.i32(d.from);
+  w.i32(d.about);
   const SelfState& s = d.state;
   w.u64(s.seq);
   w.u8(s.inCall ? 1 : 0);
@@ -51,11 +52,12 @@ Result<Datagram> decode(const uint8_t* p, size_t n, uint64_t commKey, int nranks
   const uint8_t version = r.u8();
   if (version != kVersion) return invalidArgument("liveness datagram of version " + std::to_string(version));
   const uint8_t kind = r.u8();
-  if (kind < 1 || kind > 4) return invalidArgument("liveness datagram of unknown kind " + std::to_string(kind));
+  if (kind < 1 || kind > 6) return invalidArgument("liveness datagram of unknown kind " + std::to_string(kind));
   d.kind = static_cast<Kind>(kind);
   d.commKey = r.u64();
   if (!r.failed() && d.commKey != commKey) return invalidArgument("liveness datagram of another communicator");
   d.from = r.i32();
+  d.about = r.i32();
   SelfState& s = d.state;
   s.seq = r.u64();
   s.inCall = r.u8() != 0;
@@ -79,6 +81,7 @@ Result<Datagram> decode(const uint8_t* p, size_t n, uint64_t commKey, int nranks
   }
   if (r.failed() || !r.atEnd()) return invalidArgument("malformed liveness datagram");
   if (d.from < 0 || d.from >= nranks) return invalidArgument("liveness datagram from a rank out of range");
+  if (d.about < -1 || d.about >= nranks) return invalidArgument("liveness datagram about a rank out of range");
   if (s.waitsOn < -1 || s.waitsOn >= nranks) return invalidArgument("liveness datagram waits on a rank out of range");
   return d;
 }

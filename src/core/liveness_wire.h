@@ -19,6 +19,8 @@ enum class Kind : uint8_t {
   kQuery = 2,      // "what are you doing?", from a rank that waits on the receiver
   kState = 3,      // the answer to a query
   kBye = 4,        // the sender leaves: its communicator is destroyed or its process exits
+  kProbe = 5,      // "I have not heard from `about`: ask it for me" (its path to me may be what failed)
+  kVouch = 6,      // "`about` answered me"
 };
 
 // What a rank says of itself: its place in the sequence of calls on the communicator and whom it waits on.
@@ -48,6 +50,7 @@ struct Datagram {
   Kind kind = Kind::kHeartbeat;
   uint64_t commKey = 0;  // which communicator (core/liveness.cc derives it from the secret and the tag)
   int32_t from = -1;
+  int32_t about = -1;       // probe, vouch: the rank concerned
   SelfState state;          // heartbeat, state, bye
   std::vector<Fate> fates;  // every kind: the fates the sender knows, at most kMaxFates
 };
