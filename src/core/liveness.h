@@ -7,7 +7,9 @@
 // makes a fate ("rank 2 (node-a pid 6380) exited (pidfd)") that the rank sends to its neighbours at once
 // and repeats in every later datagram, so that it floods the graph (which stays connected when a rank or a
 // run of consecutive ranks is removed). A rank that destroys its communicator or exits normally says bye
-// first: it has left, which is not a failure unless someone still waits on it.
+// first: it has left, which is not a failure unless someone still waits on it. Each datagram leaves on
+// several sockets (distinct source ports, distinct ECMP hashes), and a silent neighbour is probed through
+// others before it is declared, so a failed link or path never makes a live rank look dead.
 //
 // Every datagram carries the sender's state (the call it last entered, whether it is inside it, whom it
 // waits on): a rank stalled on a peer asks that peer directly (a query answered by its liveness thread),
