@@ -13,6 +13,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/duration_text.h"
 #include "core/process_state.h"
 
 namespace myriad {
@@ -59,12 +60,6 @@ bool sameAddress(const sockaddr_storage& a, socklen_t alen, const SockAddr& b) {
     return alen >= sizeof(sockaddr_in6) && std::memcmp(&x.sin6_addr, &y.sin6_addr, sizeof(x.sin6_addr)) == 0;
   }
   return false;
-}
-
-std::string seconds(int64_t ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f s", static_cast<double>(ms) / 1000.0);
-  return buf;
 }
 
 }  // namespace
@@ -370,12 +365,12 @@ std::string Liveness::describeSilence(int peer, int64_t silentMs) const {
     switch (processState(p.pid)) {
       case ProcessState::kStopped:
         return p.describe() + " is stopped (SIGSTOP, or a debugger) and unresponsive: no heartbeat for " +
-               seconds(silentMs) + seen;
+               secondsText(silentMs) + seen;
       case ProcessState::kGone: return p.describe() + " exited" + seen;
       case ProcessState::kRunning: break;
     }
   }
-  return p.describe() + " is unresponsive: it stopped answering heartbeats " + seconds(silentMs) + " ago" + seen;
+  return p.describe() + " is unresponsive: it stopped answering heartbeats " + secondsText(silentMs) + " ago" + seen;
 }
 
 Liveness::View Liveness::view(int peer, int maxAgeMs) {

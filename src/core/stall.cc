@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "core/comm.h"
+#include "core/duration_text.h"
 
 namespace myriad {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 constexpr int kMaxHops = 16;
 constexpr int kFreshMs = 1000;  // a peer's state older than this is asked for again
 
-enum class End { kUnknown, kGone, kLate, kBusy, kCycle, kSilent };
+enum class End { kUnknown, kGone, kLate, kBusy, kCycle };
 
 struct Chain {
   std::vector<int> ranks;  // from the rank waited on to the end
@@ -27,10 +28,6 @@ struct Chain {
   End end = End::kUnknown;
   std::string text;  // "rank 1 (in all_reduce #4 for 3 s) waits on rank 2, which is not in a call ..."
 };
-
-std::string secondsText(uint32_t ms) {
-  return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + " s";
-}
 
 std::string callText(const liveness::SelfState& s) {
   if (s.seq == 0) return "no call yet";
@@ -91,8 +88,10 @@ Status Comm::judgeStall(int peer, long long silentMs) {
   const std::string me = "rank " + std::to_string(rank_);
   const liveness::SelfState self = selfState();
   if (auto fate = liveness_->fateOf(peer)) {
-    if (fate->kind == liveness::FateKind::kDead)
-      return usable().isOk() ? Status(Code::kRemoteError, me + ": " + fate->text) : usable();
+    if (fate->kind == liveness::FateKind::kDead) {
+      Status failed = usable();  // normally the death's own error, recorded by the liveness thread
+      return failed.isOk() ? Status(Code::kRemoteError, me + ": " + fate->text) : failed;
+    }
     return Status(Code::kRemoteError,
                   me + ": " + fate->text + ", and this rank's " + callText(self) + " still waits on it");
   }
