@@ -106,9 +106,11 @@ Result<void*> HostBackedDevice::importMemory(SharedMemoryHandle handle) {
   if (fd < 0) return fail(invalidArgument("host-backed device: importMemory of a handle without a file descriptor"));
   struct stat st {};
   if (::fstat(fd, &st) != 0) return fail(systemError("host-backed device: fstat of an imported handle", errno));
-  if (handle.bytes == 0 || static_cast<size_t>(st.st_size) < handle.bytes)
+  // As cuMemMap: the whole exported allocation (its size rounded up to the granularity), no more, no less.
+  if (handle.bytes == 0 || static_cast<size_t>(st.st_size) != handle.bytes)
     return fail(invalidArgument("host-backed device: importMemory: the handle says " + std::to_string(handle.bytes) +
-                                " bytes, its file holds " + std::to_string(st.st_size)));
+                                " bytes, the exported allocation holds " + std::to_string(st.st_size) +
+                                " (a whole allocation is mapped)"));
   void* p = ::mmap(nullptr, handle.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED)
     return fail(systemError("host-backed device: mmap of " + std::to_string(handle.bytes) + " imported bytes", errno));

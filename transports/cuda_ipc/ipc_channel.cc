@@ -11,15 +11,19 @@ namespace myriad {
 namespace {
 
 constexpr uint32_t kMagic = 0x4d594456;  // "MYDV"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr size_t kMaxBlob = 256;
-// magic, version, rank, pid, slots, slotBytes, bytes, base, blob length: the fixed part of a hello.
-constexpr size_t kHelloBytes = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 8 + 4;
+// magic, version, rank, pid, slots, slotBytes, bytes, mapBytes, base, blob length: the fixed part of a hello.
+constexpr size_t kHelloBytes = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 8 + 8 + 4;
+// The most an allocation may exceed the inbox it holds (a device's allocation granularity: 2 MiB on NVIDIA GPUs).
+constexpr uint64_t kMaxRounding = uint64_t{1} << 30;
 
 struct Hello {
   int32_t rank = -1, pid = 0;
   ChannelLayout layout;
-  uint64_t bytes = 0, base = 0;
+  uint64_t bytes = 0;     // the inbox's
+  uint64_t mapBytes = 0;  // the exported allocation's (the inbox rounded up to the device's granularity)
+  uint64_t base = 0;
   std::vector<uint8_t> blob;
 };
 
@@ -32,6 +36,7 @@ std::vector<uint8_t> encode(const Hello& h) {
   w.u32(h.layout.slots);
   w.u64(h.layout.slotBytes);
   w.u64(h.bytes);
+  w.u64(h.mapBytes);
   w.u64(h.base);
   w.u32(static_cast<uint32_t>(h.blob.size()));
   Bytes out = w.bytes();
@@ -49,6 +54,7 @@ Result<Hello> decode(const std::vector<uint8_t>& bytes, int peer, const std::str
   h.layout.slots = r.u32();
   h.layout.slotBytes = r.u64();
   h.bytes = r.u64();
+  h.mapBytes = r.u64();
   h.base = r.u64();
   uint32_t blob = r.u32();
   if (r.failed() || magic != kMagic || version != kVersion)
@@ -56,7 +62,8 @@ Result<Hello> decode(const std::vector<uint8_t>& bytes, int peer, const std::str
   if (h.rank != peer)
     return invalidUsage("device memory exchange with " + who + ": it says it is rank " + std::to_string(h.rank));
   if (h.layout.slots < 1 || h.layout.slots > 1024 || h.layout.slotBytes < 256 || h.layout.slotBytes % 256 != 0 ||
-      h.layout.slotBytes > (uint64_t{1} << 30) || h.bytes != h.layout.bytes() || blob > kMaxBlob)
+      h.layout.slotBytes > (uint64_t{1} << 30) || h.bytes != h.layout.bytes() || blob > kMaxBlob ||
+      (h.mapBytes != 0 && (h.mapBytes < h.bytes || h.mapBytes - h.bytes > kMaxRounding)))
     return invalidUsage("device memory exchange with " + who + ": malformed inbox description");
   h.blob.resize(blob);
   return h;
@@ -90,6 +97,7 @@ Result<std::unique_ptr<DeviceChannel>> open(Comm& comm, Device& device, int peer
   hello.pid = me.pid;
   hello.layout = ch->layout;
   hello.bytes = ch->layout.bytes();
+  hello.mapBytes = exported.bytes;  // 0 within one process: nothing is mapped
   hello.base = reinterpret_cast<uintptr_t>(mine);
   hello.blob = exported.blob;
 
@@ -130,7 +138,12 @@ Result<std::unique_ptr<DeviceChannel>> open(Comm& comm, Device& device, int peer
   }
   if (fd < 0 && h.blob.empty())
     return invalidUsage("device memory exchange with " + who + ": no handle came with its hello");
-  SharedMemoryHandle handle{fd, std::move(h.blob), h.bytes};
+  if (h.mapBytes == 0) {
+    if (fd >= 0) ::close(fd);
+    return invalidUsage("device memory exchange with " + who + ": its hello exports no memory");
+  }
+  // The importer maps the whole allocation (cuMemMap takes whole allocations), not only the inbox in it.
+  SharedMemoryHandle handle{fd, std::move(h.blob), h.mapBytes};
   MYR_ASSIGN_OR_RETURN(void* mapped, device.importMemory(std::move(handle)));
   ch->theirs = static_cast<uint8_t*>(mapped);
   ch->release = [&device, mine, mapped] {

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <utility>
@@ -16,7 +17,9 @@
 
 namespace myriad {
 
-// The driver functions this device calls; the versions are the ABIs of CUDA 12.0, asked for by that version.
+// The driver functions this device calls, asked for at the ABI of the CUDA headers this file is compiled with:
+// the structs passed (CUmemAllocationProp …) have those headers' layout. The static runtime needs a driver of at
+// least that major version anyway.
 struct CudaDriver {
   PFN_cuGetErrorName_v6000 getErrorName = nullptr;
   PFN_cuDeviceGet_v2000 deviceGet = nullptr;
@@ -37,7 +40,7 @@ struct CudaDriver {
 
 namespace {
 
-constexpr unsigned kDriverAbi = 12000;
+constexpr unsigned kDriverAbi = CUDA_VERSION;
 
 Status cudaFailed(cudaError_t err, const std::string& what) {
   return Status(Code::kUnhandledCudaError,
@@ -64,8 +67,9 @@ Status lookup(const char* symbol, Fn* fn) {
   cudaError_t err = cudaGetDriverEntryPointByVersion(symbol, &p, kDriverAbi, cudaEnableDefault, &found);
   if (err != cudaSuccess) return cudaFailed(err, std::string("looking up the driver function ") + symbol);
   if (found != cudaDriverEntryPointSuccess || p == nullptr) {
-    return Status(Code::kUnhandledCudaError,
-                  std::string("cuda: the driver has no ") + symbol + " (CUDA 12.0 ABI; driver too old?)");
+    return Status(Code::kUnhandledCudaError, std::string("cuda: the driver has no ") + symbol + " (CUDA " +
+                                                 std::to_string(kDriverAbi / 1000) + "." +
+                                                 std::to_string(kDriverAbi % 1000 / 10) + " ABI; driver too old?)");
   }
   *fn = reinterpret_cast<Fn>(p);
   return Status::ok();
@@ -160,11 +164,18 @@ Result<void*> CudaDevice::alloc(size_t bytes) {
 Result<void*> CudaDevice::allocVmm(size_t bytes) {
   const CudaDriver* d = driver_;
   CUmemAllocationProp prop = vmmProp(ordinal_);
-  size_t granularity = 0;
-  MYR_TRY(checkDriver(d, d->memGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
-                      "cuMemGetAllocationGranularity"));
+  // The size and the address are multiples of the larger of the two granularities (the minimum one is what
+  // cuMemCreate and cuMemMap require, the recommended one what performs).
+  size_t minimum = 0, recommended = 0;
+  MYR_TRY(checkDriver(d, d->memGetAllocationGranularity(&minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                      "cuMemGetAllocationGranularity (minimum)"));
+  MYR_TRY(checkDriver(d, d->memGetAllocationGranularity(&recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+                      "cuMemGetAllocationGranularity (recommended)"));
+  size_t granularity = std::max(minimum, recommended);
+  if (granularity == 0) return Status(Code::kUnhandledCudaError, "cuda: cuMemGetAllocationGranularity reported 0");
   size_t size = (bytes + granularity - 1) / granularity * granularity;
-  std::string what = " of " + std::to_string(size) + " bytes on device " + std::to_string(ordinal_);
+  std::string what = " of " + std::to_string(size) + " bytes (granularity " + std::to_string(granularity) +
+                     ") on device " + std::to_string(ordinal_);
   CUmemGenericAllocationHandle handle = 0;
   MYR_TRY(checkDriver(d, d->memCreate(&handle, size, &prop, 0), "cuMemCreate" + what));
   CUdeviceptr ptr = 0;
