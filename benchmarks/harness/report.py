@@ -13,19 +13,21 @@ def gbs(v):
     return f"{v:.3f}" if v is not None else "—"
 
 
-def markdown(results, ceilings):
-    """results: {(placement, nranks, collective): {library: {size: median busbw GB/s}}}."""
+def markdown(results, ceilings, libraries=LIBRARIES):
+    """results: {(placement, nranks, collective): {library: {size: median busbw GB/s}}}; a column per library
+    of `libraries` and Myriad's ratio to each peer among them."""
+    peers = [l for l in libraries if l != "myriad"]
     lines = []
     for (placement, nranks, collective), libs in results.items():
         ceiling = ceilings.get(placement)
         lines.append(f"\n### {collective}, {nranks} ranks, {placement}" + (f" ({ceiling})" if ceiling else ""))
-        lines.append("| size | " + " | ".join(f"{TITLES[l]} GB/s" for l in LIBRARIES) +
-                     " | Myriad/Open MPI | Myriad/Gloo |")
-        lines.append("|---:|" + "---:|" * (len(LIBRARIES) + 2))
+        lines.append("| size | " + " | ".join(f"{TITLES[l]} GB/s" for l in libraries) +
+                     "".join(f" | Myriad/{TITLES[p]}" for p in peers) + " |")
+        lines.append("|---:|" + "---:|" * (len(libraries) + len(peers)))
         for size in sorted(libs["myriad"]):
-            values = {l: libs.get(l, {}).get(size) for l in LIBRARIES}
-            lines.append(f"| {size_label(size)} | " + " | ".join(gbs(values[l]) for l in LIBRARIES) +
-                         f" | {ratio(values['myriad'], values['mpi'])} | {ratio(values['myriad'], values['gloo'])} |")
+            values = {l: libs.get(l, {}).get(size) for l in libraries}
+            lines.append(f"| {size_label(size)} | " + " | ".join(gbs(values[l]) for l in libraries) +
+                         "".join(f" | {ratio(values['myriad'], values[p])}" for p in peers) + " |")
     return "\n".join(lines) + "\n"
 
 

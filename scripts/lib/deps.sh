@@ -13,6 +13,10 @@ myriad_apt_packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev 
                      libibverbs-dev rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
                      qemu-system-x86 kmod busybox-static cpio xz-utils tcpdump)
 myriad_pip_modules=(matplotlib)
+# What scripts/demo needs, and nothing more: the build, the perf binaries (CLI11), Open MPI beside them, and
+# matplotlib for the plot (Debian's package: no pip on a fresh machine).
+myriad_demo_packages=(cmake ninja-build g++ pkg-config libcli11-dev libhwloc-dev libpugixml-dev openmpi-bin
+                      libopenmpi-dev python3-matplotlib)
 
 myriad_install_deps() {
   myriad_install_apt
@@ -25,9 +29,12 @@ myriad_install_deps() {
   done
 }
 
+# Installs the given apt packages (default: myriad_apt_packages, the whole test stack) that are missing.
 myriad_install_apt() {
+  local want=("$@")
+  [ ${#want[@]} -eq 0 ] && want=("${myriad_apt_packages[@]}")
   local missing=()
-  for p in "${myriad_apt_packages[@]}"; do
+  for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
