@@ -282,8 +282,12 @@ Status DeviceExecutor::execute(Schedule schedule, const CollArgs& args) {
   // A refusal enqueues nothing and leaves the communicator usable; a failure after that does not.
   MYR_TRY(deviceRunnable(schedule, dev_, stream_));
   Status s = Lowering(schedule, args, dev_, stream_).run();
-  if (!s.isOk()) return comm_.fail(s.addContext("enqueueing on the device"));
-  return Status::ok();
+  if (s.isOk()) return Status::ok();
+  // Past the refusals the caller's arguments were fine: a device call refusing its arguments here (an import
+  // of the wrong size, say) is this library's fault, and the other ranks must hear of it (Comm::fail does not
+  // announce invalid arguments, which every rank finds by itself).
+  if (s.code() == Code::kInvalidArgument) s = Status(Code::kInternalError, s.message());
+  return comm_.fail(s.addContext("enqueueing on the device"));
 }
 
 }  // namespace myriad
