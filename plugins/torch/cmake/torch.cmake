@@ -6,7 +6,7 @@ execute_process(COMMAND "${Python_EXECUTABLE}" "${CMAKE_CURRENT_LIST_DIR}/torch_
   RESULT_VARIABLE torch_rc OUTPUT_VARIABLE torch_out ERROR_VARIABLE torch_err)
 if(NOT torch_rc EQUAL 0)
   string(STRIP "${torch_err}" torch_err)
-  message(FATAL_ERROR "torch_myriad builds against the torch installed where it is installed, but "
+  message(FATAL_ERROR "torch_myriad is built against the torch of the environment it installs into, but "
     "${Python_EXECUTABLE} ${torch_err}. Install torch first, then build without build isolation (an isolated "
     "build has no torch, and must not download one):\n"
     "  pip install scikit-build-core\n  pip install --no-build-isolation ./plugins/torch")
