@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# Installs the build into BUILD_DIR/torch-prefix and pip-installs plugins/torch against it and the torch of
-# PYTHON, building from a copy so that the source tree stays clean. Usage: install_plugin.sh BUILD_DIR SOURCE_DIR PYTHON
+# Installs plugins/torch into PYTHON (a venv with torch and scikit-build-core) the way a user does, with one
+# pip install that builds Myriad and the extension (pyproject.toml), from a copy of the source so that the
+# tree stays clean. The copy keeps the files' times and the build folder stays in BUILD_DIR, so a rerun only
+# rebuilds what changed; ccache is used when it is on PATH (paths relative to BUILD_DIR, so that another
+# checkout hits the same entries). Usage: install_plugin.sh BUILD_DIR SOURCE_DIR PYTHON
 set -euo pipefail
 build=$1
 src=$2
 py=$3
-prefix=$build/torch-prefix
-cmake --install "$build" --prefix "$prefix" >/dev/null
 work=$build/torch-plugin-src
 rm -rf "$work"
 mkdir -p "$work"
-cp -r "$src/plugins/torch/setup.py" "$src/plugins/torch/csrc" "$src/plugins/torch/torch_myriad" "$work/"
-MYRIAD_PREFIX=$prefix MAX_JOBS=${MYRIAD_JOBS:-2} "$py" -m pip install --no-build-isolation --no-deps -q "$work"
+# What the wheel builds from: Myriad's library and tools' CMake files, and the plugin (not its build folders).
+tar -C "$src" --exclude='plugins/torch/build*' -cf - CMakeLists.txt cmake include src transports algorithms tools \
+  plugins/torch | tar -C "$work" -xf -
+settings=(--config-settings=build-dir="$build/torch-plugin-build")
+if command -v ccache >/dev/null; then
+  settings+=(--config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$build
+fi
+start=$(date +%s)
+CMAKE_BUILD_PARALLEL_LEVEL=${MYRIAD_JOBS:-2} "$py" -m pip install --no-build-isolation --no-deps -q "${settings[@]}" \
+  "$work/plugins/torch"
+echo "pip install of plugins/torch: $(($(date +%s) - start)) s"
 cd "$build"  # not the source folder, so that the installed package is what imports
-"$py" -c "import torch, torch_myriad; print('torch', torch.__version__, 'torch_myriad for myriad', torch_myriad.myriad_version)"
+"$py" -m torch_myriad
