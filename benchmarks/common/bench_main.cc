@@ -12,6 +12,7 @@
 #include "benchmarks/common/bench_runner.h"
 #include "benchmarks/common/device_memory.h"
 #include "benchmarks/common/launcher.h"
+#include "benchmarks/common/mpi_bootstrap.h"
 #include "benchmarks/common/options.h"
 #include "benchmarks/common/report.h"
 
@@ -68,6 +69,14 @@ bool resolveMemory(Options* o, RunDescription* run, bool forks, int* exitCode) {
   return false;
 }
 
+// An MPI launcher (Open MPI's mpirun, or a PMI one) in a build with MPI passes the id by MPI_Bcast, unless the
+// user chose the rendezvous with MYRIAD_COMM_ID (the way out when the launcher is not the build's MPI's).
+bool useMpiBootstrap(const LaunchInfo& launch) {
+  const char* commId = std::getenv("MYRIAD_COMM_ID");
+  if (commId != nullptr && *commId != '\0') return false;
+  return mpiBootstrapBuilt() && (launch.kind == "ompi" || launch.kind == "pmi");
+}
+
 }  // namespace
 
 bool prepareRun(int argc, char** argv, const PeerFlags* peer, Options* o, RunDescription* run, int* exitCode) {
@@ -115,15 +124,19 @@ int benchMain(int argc, char** argv, const Collective& coll) {
                    program, options.nranks, launch.kind.c_str(), launch.rank, launch.size);
       return 2;
     }
+    if (!resolveMemory(&options, &run, false, &exitCode)) return exitCode;
     myrUniqueId id;
-    if (!myriad_bench_id_from_env(launch, &id, &error)) {
+    const bool viaMpi = useMpiBootstrap(launch);
+    const bool haveId = viaMpi ? mpiBootstrapId(launch, &id, &error) : myriad_bench_id_from_env(launch, &id, &error);
+    if (!haveId) {
       std::fprintf(stderr, "%s: rank %d: %s\n", program, launch.rank, error.c_str());
       return 1;
     }
-    if (!resolveMemory(&options, &run, false, &exitCode)) return exitCode;
-    run.launcher = launch.kind;
+    run.launcher = viaMpi ? launch.kind + "+mpi" : launch.kind;
     run.nranks = launch.size;
-    return runRank(coll, options, run, launch.rank, launch.localRank, launch.size, id);
+    const int code = runRank(coll, options, run, launch.rank, launch.localRank, launch.size, id);
+    mpiBootstrapFinalize();
+    return code;
   }
 
   const int nranks = options.nranks > 0 ? options.nranks : 1;

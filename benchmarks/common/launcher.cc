@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "benchmarks/common/slurm_env.h"
+
 namespace myriad::bench {
 namespace {
 
@@ -43,6 +45,16 @@ bool myriad_bench_id_from_env(const LaunchInfo& info, myrUniqueId* id, std::stri
     std::string host = std::getenv("MASTER_ADDR");
     if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";  // IPv6 literal
     setenv("MYRIAD_COMM_ID", (host + ":" + std::getenv("MASTER_PORT")).c_str(), 1);
+  }
+  const bool srunStep = info.kind == "slurm" || (info.kind == "pmi" && hasEnv("SLURM_STEP_ID"));
+  if (!hasEnv("MYRIAD_COMM_ID") && srunStep) {
+    std::string commId;
+    std::string why;
+    if (!slurmCommId(&commId, &why)) {
+      *error = who + ", MYRIAD_COMM_ID is not set and the srun step's rendezvous cannot be derived: " + why;
+      return false;
+    }
+    setenv("MYRIAD_COMM_ID", commId.c_str(), 1);
   }
   if (!hasEnv("MYRIAD_COMM_ID")) {
     *error = who +

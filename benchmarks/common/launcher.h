@@ -22,8 +22,10 @@ struct LaunchInfo {
 bool detectLaunch(LaunchInfo* info, std::string* error);
 
 // The unique id of a run whose launcher (found by detectLaunch) cannot pass one: every rank derives
-// the same one from MYRIAD_COMM_ID=host:port, which is set from torchrun's MASTER_ADDR:MASTER_PORT when it is not set;
-// rank 0 listens there at init. Returns false with *error when neither is set or the id cannot be made.
+// the same one from MYRIAD_COMM_ID=host:port, which is set, when it is not set, from torchrun's
+// MASTER_ADDR:MASTER_PORT, or under srun from the step's first node and a port of its job and step ids
+// (slurm_env.h); rank 0 listens there at init. Returns false with *error when none applies or the id cannot
+// be made.
 bool myriad_bench_id_from_env(const LaunchInfo& info, myrUniqueId* id, std::string* error);
 
 // body(rank, nranks) returns a process exit code.
