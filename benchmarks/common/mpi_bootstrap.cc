@@ -1,11 +1,11 @@
 // The MPI bootstrap: one MPI_Bcast of rank 0's unique id, with a flag that says whether rank 0 made one, so a
 // failure there ends every rank with its reason instead of leaving them in the broadcast. Only this file sees
 // mpi.h; Myriad itself carries all collective traffic, including the benchmark's -a average.
+#include "benchmarks/common/mpi_bootstrap.h"
+
 #include <mpi.h>
 
 #include <cstring>
-
-#include "benchmarks/common/mpi_bootstrap.h"
 
 namespace myriad::bench {
 namespace {
@@ -20,7 +20,9 @@ struct IdMessage {
 
 }  // namespace
 
-bool mpiBootstrapBuilt() { return true; }
+bool mpiBootstrapBuilt() {
+  return true;
+}
 
 bool mpiBootstrapId(const LaunchInfo& info, myrUniqueId* id, std::string* error) {
   if (MPI_Init(nullptr, nullptr) != MPI_SUCCESS) {

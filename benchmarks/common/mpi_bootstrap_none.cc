@@ -4,7 +4,9 @@
 
 namespace myriad::bench {
 
-bool mpiBootstrapBuilt() { return false; }
+bool mpiBootstrapBuilt() {
+  return false;
+}
 
 bool mpiBootstrapId(const LaunchInfo&, myrUniqueId*, std::string* error) {
   *error = "this build has no MPI bootstrap (configured with MYRIAD_WITH_MPI=OFF or without MPI)";
