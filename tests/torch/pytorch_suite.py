@@ -91,9 +91,10 @@ for _name, _why in NOT_FOR_PLUGINS.items():
     setattr(TestMyriadSuite, _name, unittest.skip(_why)(lambda self: None))
 
 
-def suite_tests(pattern):
+def suite_tests(pattern, start_at):
     loader = unittest.TestLoader()
     names = [n for n in loader.getTestCaseNames(TestMyriadSuite) if not pattern or pattern in n]
+    names = [n for n in names if not start_at or n >= start_at]  # in name order, as the loader lists them
     return unittest.TestSuite(TestMyriadSuite(n) for n in names)
 
 
@@ -102,6 +103,7 @@ def main():
     parser.add_argument("--world", type=int, help="ranks per test (default: WORLD_SIZE, else 2)")
     parser.add_argument("--curated", action="store_true", help="run the world size's curated list; a skip is a failure")
     parser.add_argument("-k", dest="pattern", help="run only the tests whose name contains PATTERN")
+    parser.add_argument("--start-at", metavar="NAME", help="skip the tests whose names sort before NAME (resume)")
     parser.add_argument("-v", action="store_true", help="one line per test")
     args = parser.parse_args()
     if args.world and str(args.world) != os.environ["WORLD_SIZE"]:
@@ -110,7 +112,7 @@ def main():
     if args.curated:
         tests = unittest.TestSuite(TestMyriadSuite(n) for n in CURATED[int(os.environ["WORLD_SIZE"])])
     else:
-        tests = suite_tests(args.pattern)
+        tests = suite_tests(args.pattern, args.start_at)
     result = unittest.TextTestRunner(verbosity=2 if args.v or args.curated else 1).run(tests)
     skipped_curated = [t.id().rsplit(".", 1)[-1] for t, _ in result.skipped] if args.curated else []
     ran = result.testsRun - len(result.skipped)
