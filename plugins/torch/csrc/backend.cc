@@ -48,11 +48,12 @@ c10::intrusive_ptr<BackendMyriad> BackendMyriad::create(const c10::intrusive_ptr
                                           std::to_string(size) + " failed: " + myrGetLastError(comm) + " (" +
                                           myrGetErrorString(r) + ")");
   }
-  return c10::make_intrusive<BackendMyriad>(comm, rank, size, timeout);
+  return c10::make_intrusive<BackendMyriad>(comm, rank, size, timeout, store);
 }
 
-BackendMyriad::BackendMyriad(myrComm_t comm, int rank, int size, std::chrono::milliseconds timeout)
-    : c10d::Backend(rank, size), comm_(comm), timeout_(timeout) {
+BackendMyriad::BackendMyriad(myrComm_t comm, int rank, int size, std::chrono::milliseconds timeout,
+                             c10::intrusive_ptr<c10d::Store> store)
+    : c10d::Backend(rank, size), comm_(comm), timeout_(timeout), store_(std::move(store)), received_(size, 0) {
   const myrResult_t r = myrStreamCreate(&stream_);
   if (r != myrSuccess) {
     myrCommDestroy(comm_);
@@ -162,9 +163,25 @@ myrResult_t BackendMyriad::issue(WorkMyriad& work, myrStream_t stream) {
   return r;
 }
 
+std::string BackendMyriad::prepare(WorkMyriad& work) {
+  try {
+    for (auto& step : work.steps())
+      if (step.prepare) step.prepare();
+  } catch (const std::exception& e) {
+    return "myriad: " + work.name() + " failed on rank " + std::to_string(rank_) + ": " + e.what();
+  }
+  return "";
+}
+
 void BackendMyriad::run(WorkMyriad& work) {
   myrResult_t r = myrSuccess;
   awaitTurn(work.ticket());
+  const std::string prepared = prepare(work);
+  if (!prepared.empty()) {
+    passTurn();
+    work.fail(prepared);
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(commMu_);
     r = comm_ ? issue(work, stream_) : myrInvalidUsage;
@@ -192,7 +209,11 @@ void BackendMyriad::enqueue(WorkMyriad& work) {
     BackendMyriad* self;
     ~Pass() { self->passTurn(); }
   } pass{this};
-  std::string message;
+  std::string message = prepare(work);
+  if (!message.empty()) {
+    work.fail(message);
+    C10_THROW_ERROR(DistBackendError, message);
+  }
   {
     std::lock_guard<std::mutex> lock(commMu_);
     if (comm_) {
@@ -230,7 +251,7 @@ std::string BackendMyriad::asyncError() {
   return "myriad: rank " + std::to_string(rank_) + ": " + what + " (" + myrGetErrorString(e) + ")";
 }
 
-c10::intrusive_ptr<c10d::Backend> BackendMyriad::split(const c10::intrusive_ptr<c10d::Store>& /*store*/,
+c10::intrusive_ptr<c10d::Backend> BackendMyriad::split(const c10::intrusive_ptr<c10d::Store>& store,
                                                        const std::vector<int>& ranks,
                                                        const c10::intrusive_ptr<Options>& opts) {
   // Collective over this group: members of `ranks` get a new communicator, the others pass no colour.
@@ -252,7 +273,7 @@ c10::intrusive_ptr<c10d::Backend> BackendMyriad::split(const c10::intrusive_ptr<
   int newSize = 0;
   myrCommUserRank(*newComm, &newRank);
   myrCommCount(*newComm, &newSize);
-  return c10::make_intrusive<BackendMyriad>(*newComm, newRank, newSize, opts ? opts->timeout : timeout_);
+  return c10::make_intrusive<BackendMyriad>(*newComm, newRank, newSize, opts ? opts->timeout : timeout_, store);
 }
 
 c10::intrusive_ptr<c10d::Backend> BackendMyriad::shrink(const std::vector<int64_t>& ranksToExclude, int shrinkFlags,

@@ -4,6 +4,8 @@
 // are enqueued by the caller's thread on the backend's internal stream of their device and return at once.
 // Invariant: every work takes a ticket when submitted and issues its Myriad calls only in ticket order,
 // so every rank issues the same calls in the same order, whichever thread issues them and whatever waits.
+// Receives from any source (recvAnysource) find their sender through the group's c10d Store: every send
+// announces itself there (see announce()), and the any-source state is touched only by the turn's holder.
 #pragma once
 
 #include <chrono>
@@ -25,7 +27,10 @@ class BackendMyriad : public c10d::Backend {
   /// Collective over the group: rank 0 puts a fresh unique id into `store`, every rank joins with it.
   static c10::intrusive_ptr<BackendMyriad> create(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                                   std::chrono::milliseconds timeout);
-  BackendMyriad(myrComm_t comm, int rank, int size, std::chrono::milliseconds timeout);
+  /// `store` (the group's c10d Store) carries the announcements of sends for recvAnysource; without one
+  /// (a shrunk group) recvAnysource is refused.
+  BackendMyriad(myrComm_t comm, int rank, int size, std::chrono::milliseconds timeout,
+                c10::intrusive_ptr<c10d::Store> store = nullptr);
   ~BackendMyriad() override;
 
   const std::string getBackendName() const override { return "myriad"; }
@@ -59,6 +64,10 @@ class BackendMyriad : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
                                            std::vector<at::Tensor>& inputs,
                                            const c10d::AllgatherOptions& opts = c10d::AllgatherOptions()) override;
+  /// outputs[r][i] receives rank r's inputs[i]: one all-gather per input, issued as one Myriad group.
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(
+      std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions& opts = c10d::AllgatherOptions()) override;
   c10::intrusive_ptr<c10d::Work> _allgather_base(
       at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts = c10d::AllgatherOptions()) override;
   c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
@@ -85,6 +94,9 @@ class BackendMyriad : public c10d::Backend {
                                           const c10d::AllToAllOptions& opts = c10d::AllToAllOptions()) override;
   c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dstRank, int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) override;
+  /// Receives the next message sent to this rank by any rank, in the order the senders announced their
+  /// sends; the work's sourceRank() is the sender. Tags are not matched, as for recv.
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts = c10d::BarrierOptions()) override;
 
  private:
@@ -97,8 +109,16 @@ class BackendMyriad : public c10d::Backend {
   /// Enqueues a CUDA work on its device's internal stream, on the caller's thread; throws Myriad's message
   /// when a call fails.
   void enqueue(WorkMyriad& work);
+  /// Runs the work's Steps' prepare(); the failure's message, "" when none. Called by the turn's holder.
+  std::string prepare(WorkMyriad& work);
   /// The work's calls on `stream` (in one Myriad group when there are several); needs commMu_ and comm_.
   myrResult_t issue(WorkMyriad& work, myrStream_t stream);
+  /// Counts a send to `dst` in the store, where dst's any-source receives look; called as the send is issued.
+  void announce(int dst);
+  /// The sender of a message for this rank that no receive has taken yet: polls the store until some rank
+  /// announced more sends to this rank than this rank has received from it (at most the timeout). Only the
+  /// turn's holder calls it, and counts the receive itself.
+  int anySource();
   void awaitTurn(uint64_t ticket);
   void passTurn();
   std::string failure(const WorkMyriad& work, myrResult_t r);
@@ -126,6 +146,13 @@ class BackendMyriad : public c10d::Backend {
   DeviceStreams streams_;
 
   c10::intrusive_ptr<WorkMyriad> coalesced_;  // the batch between startCoalescing and endCoalescing
+
+  // Any-source receives. Key "myriad_sent/<d>/<s>" of the store counts the sends s issued to d; received_[s]
+  // counts the receives this rank issued from s. Messages between two ranks match in call order, so while
+  // the count in the store exceeds received_[s], s has a message for this rank that no receive will take.
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::vector<int64_t> received_;  // touched only by the turn's holder (ticket order)
+  int nextAnySource_ = 0;          // where the next poll starts, so that no sender starves
 };
 
 }  // namespace torch_myriad

@@ -6,7 +6,11 @@
 // lists the tensors it touches, which decides the work's device.
 #include <c10/util/Exception.h>
 
+#include <algorithm>
+#include <memory>
 #include <numeric>
+#include <string>
+#include <thread>
 
 #include "backend.h"
 #include "dtype_map.h"
@@ -170,6 +174,31 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::allgather(std::vector<std::vector<
                  {src, stage}},
             outs);
   return submit(work);
+}
+
+c10::intrusive_ptr<c10d::Work> BackendMyriad::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
+                                                                  std::vector<at::Tensor>& inputs,
+                                                                  const c10d::AllgatherOptions& opts) {
+  TORCH_CHECK(static_cast<int>(outputs.size()) == size_, "myriad: allgather_coalesced needs ", size_,
+              " output lists (one per rank), got ", outputs.size());
+  for (const auto& list : outputs) {
+    TORCH_CHECK(list.size() == inputs.size(), "myriad: allgather_coalesced: an output list has ", list.size(),
+                " tensors for ", inputs.size(), " inputs");
+  }
+  auto outer = coalesced_;
+  if (!outer) startCoalescing();
+  try {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      std::vector<std::vector<at::Tensor>> gathered(1);
+      for (const auto& list : outputs) gathered[0].push_back(list[i]);
+      std::vector<at::Tensor> input{inputs[i]};
+      allgather(gathered, input, opts);
+    }
+  } catch (...) {
+    if (!outer) coalesced_.reset();  // a refused input leaves no batch open
+    throw;
+  }
+  return outer ? c10::intrusive_ptr<c10d::Work>(outer) : endCoalescing();
 }
 
 c10::intrusive_ptr<c10d::Work> BackendMyriad::_allgather_base(at::Tensor& output, at::Tensor& input,
@@ -412,7 +441,8 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::send(std::vector<at::Tensor>& tens
                    return myrSend(src.data_ptr(), bytesOf(src), myrUint8, dstRank, c, s);
                  },
                  nullptr,
-                 {src}},
+                 {src},
+                 [this, dstRank] { announce(dstRank); }},
             {t});
   return submit(work);
 }
@@ -427,9 +457,69 @@ c10::intrusive_ptr<c10d::Work> BackendMyriad::recv(std::vector<at::Tensor>& tens
                    return myrRecv(dst.data_ptr(), bytesOf(dst), myrUint8, srcRank, c, s);
                  },
                  copyBack(t, dst),
-                 {dst}},
+                 {dst},
+                 [this, srcRank] { ++received_[srcRank]; }},
             {t});
   return submit(work);
+}
+
+c10::intrusive_ptr<c10d::Work> BackendMyriad::recvAnysource(std::vector<at::Tensor>& tensors, int /*tag*/) {
+  const at::Tensor& t = single(tensors, "recv from any source");
+  TORCH_CHECK(t.device().is_cpu(), "myriad: a receive from any source takes CPU tensors (its sender is found before ",
+              "the call is issued, which would block the caller's thread on CUDA tensors)");
+  TORCH_CHECK(!coalesced_, "myriad: a receive from any source cannot be coalesced");
+  TORCH_CHECK(store_, "myriad: a receive from any source needs the group's store, which a shrunk group lacks");
+  auto work = begin(c10d::OpType::RECVANYSOURCE, "recv from any source");
+  at::Tensor dst = t.contiguous();
+  auto source = std::make_shared<int>(-1);  // found by prepare, in ticket order
+  WorkMyriad* self = work.get();
+  work->add(Step{[dst, source](myrComm_t c, myrStream_t s) {
+                   return myrRecv(dst.data_ptr(), bytesOf(dst), myrUint8, *source, c, s);
+                 },
+                 copyBack(t, dst),
+                 {dst},
+                 [this, source, self] {
+                   *source = anySource();
+                   self->setSourceRank(*source);
+                 }},
+            {t});
+  return submit(work);
+}
+
+namespace {
+std::string sentKey(int dst, int src) {
+  return "myriad_sent/" + std::to_string(dst) + "/" + std::to_string(src);
+}
+}  // namespace
+
+void BackendMyriad::announce(int dst) {
+  if (store_) store_->add(sentKey(dst, rank_), 1);
+}
+
+int BackendMyriad::anySource() {
+  // Polls the senders' counts, starting after the last sender chosen. A poll reads one key per rank, so a
+  // receive from any source costs O(ranks) store reads per poll; the back-off bounds the store's load.
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  auto pause = std::chrono::microseconds(100);
+  while (true) {
+    for (int i = 0; i < size_; ++i) {
+      const int src = (nextAnySource_ + i) % size_;
+      if (src == rank_) continue;  // a rank sends to itself only inside a group, which this receive is not
+      if (store_->add(sentKey(rank_, src), 0) > received_[src]) {
+        ++received_[src];
+        nextAnySource_ = (src + 1) % size_;
+        return src;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(commMu_);
+      TORCH_CHECK(comm_, "the communicator was ", aborted_ ? "aborted" : "shut down");
+    }
+    TORCH_CHECK(std::chrono::steady_clock::now() < deadline, "no rank sent to this rank within the timeout (",
+                timeout_.count(), " ms)");
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(20000));
+  }
 }
 
 c10::intrusive_ptr<c10d::Work> BackendMyriad::barrier(const c10d::BarrierOptions& /*opts*/) {

@@ -27,6 +27,9 @@ struct Step {
   std::function<myrResult_t(myrComm_t, myrStream_t)> issue;
   std::function<void()> finish;     // runs after the calls (host: synchronised; CUDA: enqueued); may be empty
   std::vector<at::Tensor> tensors;  // every tensor issue and finish touch: they decide the work's device
+  // Runs in ticket order before the work's calls, without the communicator's lock (so it may wait: an
+  // any-source receive finds its sender here); may throw, which fails the work. May be empty.
+  std::function<void()> prepare;
 };
 
 class WorkMyriad : public c10d::Work {
