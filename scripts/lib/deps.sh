@@ -59,13 +59,13 @@ myriad_build() {
 
 # The torch tier's Python: a venv in $1 with torch pinned (on the project's machines 2.13.0 is a CPU wheel
 # on local disk; an unpinned torch would download a CUDA build of several GB). Prints the interpreter.
-myriad_torch_packages=(torch==2.13.0 pytest numpy scikit-build-core)
+myriad_torch_packages=(torch==2.13.0 pytest numpy scikit-build-core expecttest)
 myriad_torch_venv() {
   local venv=$1
   if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv" >&2 || { echo "myriad: python3 -m venv failed (Debian: apt-get install python3-venv)" >&2; return 1; }
   fi
-  if ! "$venv/bin/python" -c "import torch, pytest, numpy, scikit_build_core; assert torch.__version__.startswith('2.13.0')" 2>/dev/null; then
+  if ! "$venv/bin/python" -c "import torch, pytest, numpy, scikit_build_core, expecttest; assert torch.__version__.startswith('2.13.0')" 2>/dev/null; then
     echo "myriad: installing ${myriad_torch_packages[*]} into $venv" >&2
     "$venv/bin/python" -m pip install -q "${myriad_torch_packages[@]}" 2>&1 | grep -v "^WARNING: Location" >&2 || true
     "$venv/bin/python" -c "import torch, pytest" >&2 || return 1
