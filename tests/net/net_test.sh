@@ -3,9 +3,11 @@
 # (tests/net/fabric). Scenarios: correct all-reduce and all-gather with 1, 2, 4 and 8 paths; our traffic
 # leaves the spine that a foreign elephant sits on; a spine link cut mid-run stays correct; a host cut off
 # without a reset is named by every survivor within 3 s (cutoff); a data path dropped while every process
-# lives fails as stuck after MYRIAD_STALL_TIMEOUT_MS, not as a death (stuck). Exits 77 (skip) only when it
+# lives fails as stuck after MYRIAD_STALL_TIMEOUT_MS, not as a death (stuck); mpirun with a hostfile across the
+# hosts runs a perf binary bootstrapped by MPI (mpirun). Exits 77 (skip) only when it
 # cannot make namespaces (not root, or no netns support), and says so.
-#   net_test.sh BUILD_DIR SCENARIO   (SCENARIO: paths | elephant | cut | cutoff | stuck)
+#   net_test.sh BUILD_DIR SCENARIO   (SCENARIO: paths | elephant | cut | cutoff | stuck | mpirun)
+#   NET_MPIRUN: the mpirun of the benchmarks' MPI (mpirun scenario; tests/net/CMakeLists.txt sets it)
 #   NET_TRIALS=N: trials of cutoff (default 4; the victim rotates over ranks 1, 2, 3 and 0, the store's host)
 set -euo pipefail
 build=$1
@@ -225,6 +227,31 @@ case $scenario in
     echo "net: stuck: drop -> error: $(stats "$out/stuck.txt")"
     [ $bad = 0 ] || exit 1
     echo "net: a data path dropped while every rank lives fails as stuck after MYRIAD_STALL_TIMEOUT_MS"
+    ;;
+  mpirun)
+    # A newcomer's line across hosts: mpirun with a hostfile starts its daemons on four namespace hosts
+    # through netns_rsh (as ssh would), the perf binary passes the unique id by MPI_Bcast, and Myriad's data
+    # crosses the fabric (eth0); no MYRIAD_COMM_ID anywhere. MPI's own traffic stays on the management network.
+    mpirun=${NET_MPIRUN:?net: mpirun scenario needs NET_MPIRUN (the mpirun of the benchmarks MPI)}
+    "$FABRIC" up "$fab" --leaves 2 --hosts 2 --spines 2 --rate 1gbit
+    for h in 0.0 1.0 0.1 1.1; do echo "$("$FABRIC" mgmt-addr "$fab" "$h") slots=1"; done >"$out/hostfile"
+    mapfile -t b0 < <(spine_bytes "$fab" 0)
+    NET_FABRIC=$fab timeout 180 ip netns exec "$("$FABRIC" ns "$fab" 0.0)" "$mpirun" --allow-run-as-root \
+      --hostfile "$out/hostfile" -np 4 --bind-to none --mca plm_rsh_agent "$NET_DIR/netns_rsh" \
+      --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include mgmt0 --mca btl self,tcp \
+      --mca btl_tcp_if_include mgmt0 -x MYRIAD_SOCKET_IFNAME=eth0 -x MYRIAD_DEBUG=INFO -x MYRIAD_DEBUG_SUBSYS=INIT \
+      "$bin/myriad_all_reduce_perf" -b 8 -e 4M -f 8 -c 1 >"$out/mpirun.log" 2>&1 ||
+      { echo "net: mpirun across 4 hosts failed:"; tail -30 "$out/mpirun.log"; exit 1; }
+    mapfile -t b1 < <(spine_bytes "$fab" 0)
+    grep "launcher ompi+mpi" "$out/mpirun.log" || { echo "net: the id did not go by MPI_Bcast"; cat "$out/mpirun.log"; exit 1; }
+    perf_ok "$out/mpirun.log" || { echo "net: wrong values under mpirun"; cat "$out/mpirun.log"; exit 1; }
+    # Four ranks, four namespaces: four distinct pids each ready, and leaf 0 sent its share over the spines.
+    ready=$(grep -c "communicator ready: 4 ranks" "$out/mpirun.log" || true)
+    [ "$ready" = 4 ] || { echo "net: $ready of 4 ranks ready"; exit 1; }
+    crossed=$(((b1[0] - b0[0]) + (b1[1] - b0[1])))
+    echo "net: bytes from leaf 0 over the spines during the run: $crossed"
+    [ "$crossed" -gt $((4 << 20)) ] || { echo "net: the data did not cross the fabric"; exit 1; }
+    echo "net: mpirun -np 4 with a hostfile across 4 hosts: correct, id by MPI_Bcast, data over the fabric"
     ;;
   *)
     echo "net: unknown scenario $scenario"
