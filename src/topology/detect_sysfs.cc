@@ -178,6 +178,8 @@ int ensurePciNode(Topology& topo, const std::string& busId) {
     n.pciClass = hexFile(d + "/class", 0xffffff);
     n.vendor = static_cast<uint16_t>(hexFile(d + "/vendor", 0xffff));
     n.device = static_cast<uint16_t>(hexFile(d + "/device", 0xffff));
+    n.subsystemVendor = static_cast<uint16_t>(hexFile(d + "/subsystem_vendor", 0xffff));
+    n.subsystemDevice = static_cast<uint16_t>(hexFile(d + "/subsystem_device", 0xffff));
     n.kind = pciKind(n.pciClass, n.vendor, i + 1 < chain.size());
     n.parent = parent;
     n.numa = topo.nodes[parent].numa;

@@ -169,6 +169,15 @@ class HwlocReader {
     n.pciClass = *cls << 8;
     n.vendor = static_cast<uint16_t>(*vendor);
     n.device = static_cast<uint16_t>(*device);
+    // The subsystem ids are optional here: without them the bridge is never flattened (pci_switch.h).
+    std::optional<uint32_t> subVendor =
+        t.size() >= 28 && t.substr(15, 3) == "] [" ? parseHex(t.substr(18, 4), 0xffff) : std::nullopt;
+    std::optional<uint32_t> subDevice =
+        subVendor && t[22] == ':' && t[27] == ']' ? parseHex(t.substr(23, 4), 0xffff) : std::nullopt;
+    if (subDevice) {
+      n.subsystemVendor = static_cast<uint16_t>(*subVendor);
+      n.subsystemDevice = static_cast<uint16_t>(*subDevice);
+    }
     return Status::ok();
   }
 

@@ -62,8 +62,12 @@ class NcclReader {
     MYR_ASSIGN_OR_RETURN(n.pciClass, doc_.hexAttr(pci, "class", 0xffffff));
     MYR_ASSIGN_OR_RETURN(uint32_t vendor, doc_.hexAttr(pci, "vendor", 0xffff));
     MYR_ASSIGN_OR_RETURN(uint32_t device, doc_.hexAttr(pci, "device", 0xffff));
+    MYR_ASSIGN_OR_RETURN(uint32_t subVendor, doc_.hexAttr(pci, "subsystem_vendor", 0xffff));
+    MYR_ASSIGN_OR_RETURN(uint32_t subDevice, doc_.hexAttr(pci, "subsystem_device", 0xffff));
     n.vendor = static_cast<uint16_t>(vendor);
     n.device = static_cast<uint16_t>(device);
+    n.subsystemVendor = static_cast<uint16_t>(subVendor);
+    n.subsystemDevice = static_cast<uint16_t>(subDevice);
     n.kind = pciKind(n.pciClass, n.vendor, static_cast<bool>(pci.child("pci")));
     if (n.kind == NodeKind::kPciDevice && pci.child("nic")) n.kind = NodeKind::kNic;
     n.parent = parent;

@@ -63,6 +63,8 @@ class NcclWriter {
     if (n.pciClass) out_ += attr("class", hex(n.pciClass, 6));
     if (n.vendor) out_ += attr("vendor", hex(n.vendor, 4));
     if (n.device) out_ += attr("device", hex(n.device, 4));
+    if (n.subsystemVendor) out_ += attr("subsystem_vendor", hex(n.subsystemVendor, 4));
+    if (n.subsystemDevice) out_ += attr("subsystem_device", hex(n.subsystemDevice, 4));
     const Link* up = upLink(i);
     out_ += attr("link_speed", pcieSpeedName(up ? up->pcieGen : 0));
     out_ += attr("link_width", std::to_string(up ? up->pcieWidth : 0));

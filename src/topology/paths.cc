@@ -1,6 +1,7 @@
-// Path classification over the Topology's PCI tree and NVLinks, and NIC choice. A PCI path is climbed to
-// the lowest common ancestor: a switch there gives PIX (one physical switch on the path) or PXB (several); the CPU
-// gives PHB (both ends below one host bridge: the same root bus) or NODE; different NUMA nodes give SYS.
+// Path classification over the Topology's PCI tree and NVLinks, and NIC choice. A PCI path is climbed to the
+// lowest common ancestor: a switch there gives PIX (one switch on the path, switches counted as NCCL counts
+// them) or PXB (several); the CPU gives PHB (both ends below one host bridge: the same root bus) or NODE;
+// different NUMA nodes give SYS.
 #include "topology/paths.h"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "topology/link_speed.h"
 #include "topology/pci.h"
+#include "topology/pci_switch.h"
 
 namespace myriad {
 namespace {
@@ -70,19 +72,6 @@ Path nvlinkPath(const Topology& topo, int a, int b) {
   return p;
 }
 
-// A PCIe switch shows up as an upstream port bridge with downstream port bridges below it, all with the
-// switch's vendor:device: they are one switch. Returns the upstream port of the switch `node` belongs to.
-int physicalSwitch(const Topology& topo, int node) {
-  auto known = [](uint16_t vendor) { return vendor != 0 && vendor != 0xffff; };
-  for (int p = topo.nodes[node].parent; p >= 0; p = topo.nodes[p].parent) {
-    const Node& n = topo.nodes[node];
-    const Node& up = topo.nodes[p];
-    if (up.kind != NodeKind::kPciSwitch || !known(n.vendor) || up.vendor != n.vendor || up.device != n.device) break;
-    node = p;
-  }
-  return node;
-}
-
 int cpuRoot(const std::vector<int>& chain, const Topology& topo) {
   int root = chain.back();
   return topo.nodes[root].kind == NodeKind::kCpu ? root : -1;
@@ -125,12 +114,15 @@ Path pciPath(const Topology& topo, int a, int b) {
     p.type = oneBridge ? PathType::kPhb : PathType::kNode;
     return p;
   }
+  // NCCL: a path that crosses from one switch to another is PXB, so PIX means one switch (after its
+  // Broadcom flattening, pci_switch.h) between the two ends.
+  std::vector<int> level = switchLevels(topo);
   std::set<int> switches;
   for (size_t i = 1; i <= ia; ++i) {
-    if (topo.nodes[ca[i]].kind == NodeKind::kPciSwitch) switches.insert(physicalSwitch(topo, ca[i]));
+    if (topo.nodes[ca[i]].kind == NodeKind::kPciSwitch) switches.insert(level[ca[i]]);
   }
   for (size_t i = 1; i < ib; ++i) {
-    if (topo.nodes[cb[i]].kind == NodeKind::kPciSwitch) switches.insert(physicalSwitch(topo, cb[i]));
+    if (topo.nodes[cb[i]].kind == NodeKind::kPciSwitch) switches.insert(level[cb[i]]);
   }
   p.type = switches.size() <= 1 ? PathType::kPix : PathType::kPxb;
   return p;

@@ -97,6 +97,8 @@ void printNode(std::ostream& os, const Node& n) {
   if (n.package >= 0) os << " package=" << n.package;
   if (n.pciClass) os << " class=0x" << std::hex << n.pciClass << std::dec;
   if (n.vendor || n.device) os << " id=" << std::hex << n.vendor << ":" << n.device << std::dec;
+  if (n.subsystemVendor || n.subsystemDevice)
+    os << " subsystem=" << std::hex << n.subsystemVendor << ":" << n.subsystemDevice << std::dec;
   if (!n.affinity.empty()) os << " affinity=" << n.affinity;
   if (!n.cpuVendor.empty()) os << " vendor=" << n.cpuVendor;
   if (!n.arch.empty()) os << " arch=" << n.arch;

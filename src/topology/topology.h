@@ -31,13 +31,15 @@ struct NicPort {
 
 struct Node {
   NodeKind kind = NodeKind::kPciDevice;
-  int parent = -1;        // index into Topology::nodes; -1 for roots
-  int numa = -1;          // NUMA node this node is attached to (its own id for kCpu); -1: unknown
-  int package = -1;       // kCpu: the CPU package (socket) of the NUMA node; -1: unknown
-  std::string busId;      // PCI bus id, lower case "dddd:bb:dd.f"; empty when not on PCI
-  uint32_t pciClass = 0;  // 24-bit class code (0x030200); 0: unknown
-  uint16_t vendor = 0;    // PCI vendor id; 0: unknown
-  uint16_t device = 0;    // PCI device id; 0: unknown
+  int parent = -1;               // index into Topology::nodes; -1 for roots
+  int numa = -1;                 // NUMA node this node is attached to (its own id for kCpu); -1: unknown
+  int package = -1;              // kCpu: the CPU package (socket) of the NUMA node; -1: unknown
+  std::string busId;             // PCI bus id, lower case "dddd:bb:dd.f"; empty when not on PCI
+  uint32_t pciClass = 0;         // 24-bit class code (0x030200); 0: unknown
+  uint16_t vendor = 0;           // PCI vendor id; 0: unknown
+  uint16_t device = 0;           // PCI device id; 0: unknown
+  uint16_t subsystemVendor = 0;  // PCI subsystem vendor id (who built the board); 0: unknown
+  uint16_t subsystemDevice = 0;  // PCI subsystem device id; 0: unknown
   // kCpu
   std::string affinity;  // CPU set as the file spells it (hex words)
   std::string cpuVendor;

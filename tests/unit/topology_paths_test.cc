@@ -233,16 +233,17 @@ TEST(Paths, Power8NvlinkPairsAndSysBetweenSockets) {
   EXPECT_EQ(nvlinkedPairs(t), 2);
 }
 
-TEST(Paths, JurecaEachGpuItsHdrNicThroughOneSwitch) {
+TEST(Paths, JurecaEachGpuItsHdrNicAcrossTwoSwitchPorts) {
   Topology t = loadFixture("hwloc-jureca-dc-gpu-4xa100-4xhdr.xml");
   EXPECT_EQ(nvlinkedPairs(t), 0);  // no CUDA/NVML OS devices: NVLink is not in the file
-  // Root port, then a PEX88000 (1000:c010) whose downstream ports hold the GPU and the NIC.
+  // Root port, then a PEX88000 (1000:c010) whose downstream ports hold the GPU and the NIC; its subsystem
+  // 1000:100b is not base mode, so NCCL keeps the ports as switches of their own: PXB.
   expectRails(t,
               {{"0000:03:00.0", "0000:04:00.0"},
                {"0000:44:00.0", "0000:43:00.0"},
                {"0000:84:00.0", "0000:83:00.0"},
                {"0000:c4:00.0", "0000:c3:00.0"}},
-              "PIX");
+              "PXB");
   EXPECT_EQ(nicName(t, t.findBusId("0000:04:00.0")), "mlx5_0");  // the RDMA name before ib0
   EXPECT_EQ(pathOf(t, "0000:03:00.0", "0000:44:00.0"), "SYS");
   EXPECT_EQ(t.nodes[nicForHostRank(t, 3, 5)].busId, "0000:04:00.0");
@@ -254,7 +255,7 @@ TEST(Paths, MeluxinaV1TwoGpusWithoutANicUseTheNearestPackage) {
   std::map<std::string, std::string> rails = railOf(t);
   EXPECT_EQ(rails["0000:44:00.0"], "0000:43:00.0");
   EXPECT_EQ(rails["0000:84:00.0"], "0000:83:00.0");
-  EXPECT_EQ(pathOf(t, "0000:44:00.0", "0000:43:00.0"), "PIX");
+  EXPECT_EQ(pathOf(t, "0000:44:00.0", "0000:43:00.0"), "PXB");  // as on JURECA: a PEX88000 not in base mode
   // 03:00.0 (NUMA 3, package 0) and c3:00.0 (NUMA 5, package 1) have no NIC on their switch: SYS to the
   // HDR NIC of their own package (mlx5_0 on NUMA 1 is package 0, mlx5_1 on NUMA 7 is package 1).
   EXPECT_EQ(rails["0000:03:00.0"], "0000:43:00.0");
