@@ -5,6 +5,7 @@ spawns WORLD_SIZE ranks that init_process_group("myriad") through a file:// stor
   python pytorch_suite.py --world 2 --curated   the curated list (ctest): each must run and pass; a test the
                                                  suite skips counts as a failure, so the list really runs
   python pytorch_suite.py --world 3 [-k PATTERN] the whole suite (or the tests matching PATTERN); prints counts
+  [--start fork]                                 ranks forked from the driver instead of spawned (much faster)
 
 "myriad" is declared a plugin, DDP and subgroup backend before the suite is imported (its skip decorators read
 DistTestCases at import). The suite's own skips for any backend but gloo and nccl are listed in
@@ -27,6 +28,7 @@ if "TEMP_DIR" not in os.environ:  # the first process makes it (the ranks inheri
     os.environ["TEMP_DIR"] = tempfile.mkdtemp(prefix="myriad-pytorch-suite-")
     atexit.register(shutil.rmtree, os.environ["TEMP_DIR"], ignore_errors=True)
 
+import torch  # noqa: E402
 import torch_myriad  # noqa: E402,F401  (registers the backend "myriad")
 from torch.testing._internal.common_distributed import DistTestCases  # noqa: E402
 
@@ -84,7 +86,13 @@ CURATED = {
 class TestMyriadSuite(TestDistBackend, DistributedTest._DistTestBase):
     def setUp(self):
         super().setUp()
-        self._spawn_processes()
+        if os.environ.get("MYRIAD_SUITE_START") == "fork":
+            # The ranks fork from this process, which has imported torch and the suite once: a test that the
+            # suite skips inside its ranks (most, on a machine without a GPU) costs milliseconds, not an import
+            # of torch per rank. PyTorch ran this suite both ways (test_distributed_fork/_spawn).
+            self._start_processes(torch.multiprocessing.get_context("fork").Process)
+        else:
+            self._spawn_processes()
 
 
 for _name, _why in NOT_FOR_PLUGINS.items():
@@ -105,7 +113,10 @@ def main():
     parser.add_argument("-k", dest="pattern", help="run only the tests whose name contains PATTERN")
     parser.add_argument("--start-at", metavar="NAME", help="skip the tests whose names sort before NAME (resume)")
     parser.add_argument("-v", action="store_true", help="one line per test")
+    parser.add_argument("--start", choices=("spawn", "fork"), default="spawn",
+                        help="how each test starts its ranks (default spawn, as PyTorch's CI; fork is much faster)")
     args = parser.parse_args()
+    os.environ["MYRIAD_SUITE_START"] = args.start
     if args.world and str(args.world) != os.environ["WORLD_SIZE"]:
         os.environ["WORLD_SIZE"] = str(args.world)  # the suite read it at import: import it afresh
         os.execv(sys.executable, [sys.executable] + sys.argv)
