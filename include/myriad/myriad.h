@@ -188,6 +188,14 @@ const char* myrGetLastError(myrComm_t comm);
  *  Writes at most *len bytes including the final NUL and sets *len to the size the whole text needs. */
 myrResult_t myrDebugNetPaths(myrComm_t comm, char* buf, size_t* len);
 
+/** Debugging: what really ran. One line per peer this rank has a connection to, naming its transport and what
+ *  carried the data so far ("peer 1: shm: received 0 B through the FIFO and 4194304 B in 2 single-copy reads
+ *  (process_vm_readv); ...", "peer 2: tcp: 10.1.1.2:41000 -> 10.2.1.2:5000", "peer 3: tcp multipath to ...:
+ *  4 paths, bytes acknowledged by source port: ..."), "peer 4: not connected" for the others, then one line on
+ *  the last call the flight record holds ("last call: allreduce via allreduce.tree", or "last call: none").
+ *  Same buffer convention as myrDebugNetPaths. Call it between calls, from the thread that makes them. */
+myrResult_t myrDebugPeers(myrComm_t comm, char* buf, size_t* len);
+
 /** Debugging: writes this rank's flight record of comm to the file `path` as JSON — the last calls it
  *  executed (MYRIAD_FLIGHT_RECORD of them: op, count, type, algorithm, peers and bytes planned per peer,
  *  start and end times, outcome), the call it is in now and whom that call waits on, and the

@@ -196,4 +196,14 @@ void Fd::reset() {
   fd_ = -1;
 }
 
+std::string socketEnds(int fd) {
+  SockAddr local;
+  SockAddr remote;
+  local.len = remote.len = sizeof(sockaddr_storage);
+  const bool haveLocal = fd >= 0 && getsockname(fd, reinterpret_cast<sockaddr*>(&local.ss), &local.len) == 0;
+  const bool haveRemote = fd >= 0 && getpeername(fd, reinterpret_cast<sockaddr*>(&remote.ss), &remote.len) == 0;
+  return (haveLocal ? local.toString() : std::string("?")) + " -> " +
+         (haveRemote ? remote.toString() : std::string("?"));
+}
+
 }  // namespace myriad

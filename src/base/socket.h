@@ -27,6 +27,10 @@ struct SockAddr {
   static Result<SockAddr> parse(const std::string& hostPort);
 };
 
+// The two ends of a connected socket: "10.1.1.2:41000 -> 10.2.1.2:5000" ("?" for an end the kernel does not
+// name, e.g. before the connection is made).
+std::string socketEnds(int fd);
+
 // The address to listen on: MYRIAD_SOCKET_IFNAME (interface name, or address prefix) or else the first
 // up, non-loopback IPv4 interface, else loopback.
 Result<SockAddr> chooseListenAddress(const std::string& ifname);

@@ -1,4 +1,5 @@
-// C API: debugging calls. myrDebugNetPaths copies out the multipath telemetry of the communicator's peers, as its
+// C API: debugging calls. myrDebugPeers says what carries the data to each peer and which algorithm ran last;
+// myrDebugNetPaths copies out the multipath telemetry of the communicator's peers, as its
 // network transports report it; myrCommDump writes the flight record, also of a communicator that failed.
 #include <cstring>
 
@@ -8,18 +9,34 @@
 using namespace myriad;
 using namespace myriad::capi;
 
+namespace {
+
+// Copies text out with the debugging calls' convention: at most *len bytes with the NUL, *len set to the need.
+void copyOut(const std::string& text, char* buf, size_t* len) {
+  const size_t room = *len;
+  *len = text.size() + 1;
+  if (buf && room > 0) {
+    const size_t n = std::min(room - 1, text.size());
+    std::memcpy(buf, text.data(), n);
+    buf[n] = '\0';
+  }
+}
+
+}  // namespace
+
 extern "C" myrResult_t myrDebugNetPaths(myrComm_t comm, char* buf, size_t* len) {
   if (!len) return finish(comm, invalidArgument("len is NULL"), __func__);
   auto c = ready(comm);
   if (!c.isOk()) return finish(comm, c.status(), __func__);
-  std::string text = c.value()->netTelemetry();
-  size_t room = *len;
-  *len = text.size() + 1;
-  if (buf && room > 0) {
-    size_t n = std::min(room - 1, text.size());
-    std::memcpy(buf, text.data(), n);
-    buf[n] = '\0';
-  }
+  copyOut(c.value()->netTelemetry(), buf, len);
+  return myrSuccess;
+}
+
+extern "C" myrResult_t myrDebugPeers(myrComm_t comm, char* buf, size_t* len) {
+  if (!len) return finish(comm, invalidArgument("len is NULL"), __func__);
+  auto c = ready(comm);
+  if (!c.isOk()) return finish(comm, c.status(), __func__);
+  copyOut(c.value()->describePeers(), buf, len);
   return myrSuccess;
 }
 

@@ -210,6 +210,23 @@ std::string Comm::netTelemetry() const {
   return out;
 }
 
+std::string Comm::describePeers() const {
+  std::string out;
+  for (int r = 0; r < nranks_; ++r) {
+    if (r == rank_) continue;
+    const Connection* c = conns_[static_cast<size_t>(r)].get();
+    out += "peer " + std::to_string(r) + ": " + (c ? c->describe() : std::string("not connected")) + "\n";
+  }
+  const FlightSnapshot f = flight_->snapshot();
+  if (f.records.empty()) {
+    out += "last call: none recorded (MYRIAD_FLIGHT_RECORD=0, or no call yet)\n";
+  } else {
+    const CallRecord& last = f.records.back();
+    out += std::string("last call: ") + last.op + " via " + last.algorithm + "\n";
+  }
+  return out;
+}
+
 Result<uint64_t> Comm::pinEverywhere(void* p, size_t n) {
   const uint64_t id = nextPin_++;
   for (size_t i = 0; i < transports_.size(); ++i) {

@@ -85,6 +85,8 @@ class Comm {
   const CommView& view() const { return view_; }
   // The multipath telemetry of every network transport, as myrDebugNetPaths prints it.
   std::string netTelemetry() const;
+  // myrDebugPeers: each peer's connection as it describes itself, and the last recorded call's algorithm.
+  std::string describePeers() const;
 
   // For executors. The connections opened so far (for liveness checks and background polling); the wake-up
   // hooks of the transports that have one (read before polling, sleep on after); whether this host has more

@@ -77,6 +77,10 @@ class Connection {
   // completed sends not yet acknowledged, which a failed path may force it to send again). The executor
   // polls such connections on every turn of its loop.
   virtual bool hasBackgroundWork() const { return false; }
+  // What carries the data to and from this peer, as measured so far, in one line for myrDebugPeers (shm:
+  // bytes through the FIFO and by single-copy reads; tcp: the socket's two ends; ...), so that tests can
+  // assert which path really ran. Called on the thread that polls the connection.
+  virtual std::string describe() const = 0;
 
   const PeerInfo& peer() const { return peer_; }
   // When poll() last moved bytes (or the first request was posted after an idle period).

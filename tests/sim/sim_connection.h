@@ -23,6 +23,7 @@ class SimConnection final : public Connection {
   Status checkAlive() override { return Status::ok(); }
   bool busy() const override { return sendHead_ < sends_.size() || recvHead_ < recvs_.size(); }
   bool combinesOnReceive() const override { return combines_; }
+  std::string describe() const override { return "sim: the simulator's fabric"; }
 
   int rank() const { return rank_; }
   bool rendezvous() const { return rendezvous_; }

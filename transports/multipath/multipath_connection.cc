@@ -738,6 +738,14 @@ PeerTelemetry MultipathConnection::telemetry() const {
   return t;
 }
 
+std::string MultipathConnection::describe() const {
+  const PeerTelemetry t = telemetry();
+  std::string out = "tcp multipath to " + peer_.describe() + ": " + std::to_string(t.paths.size()) +
+                    " paths, bytes acknowledged by source port:";
+  for (const PathTelemetry& p : t.paths) out += " " + std::to_string(p.port) + "=" + std::to_string(p.bytes);
+  return out;
+}
+
 // ---- the loop ------------------------------------------------------------------------------------------
 
 Status MultipathConnection::poll() {

@@ -56,6 +56,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   bool hasBackgroundWork() const override;
 
   PeerTelemetry telemetry() const;
+  std::string describe() const override;
 
  private:
   struct SendOp {

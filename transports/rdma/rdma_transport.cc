@@ -164,6 +164,13 @@ std::string RdmaConnection::where() const {
          (peerDevice_.empty() ? peer_.rdmaDevice : peerDevice_);
 }
 
+std::string RdmaConnection::describe() const {
+  std::string ports;
+  for (const Qp& q : qps_) ports += (ports.empty() ? "" : ",") + std::to_string(q.udpPort);
+  const char* state = state_ == State::kReady ? "ready" : state_ == State::kFailed ? "failed" : "connecting";
+  return "rdma: " + where() + ", " + std::to_string(qps_.size()) + " RC QPs (UDP source ports " + ports + "), " + state;
+}
+
 Status RdmaConnection::setUp() {
   IbDevice& d = t_->device();
   const TransportContext& ctx = t_->context();

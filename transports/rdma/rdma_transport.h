@@ -71,6 +71,7 @@ class RdmaConnection final : public Connection {
   Status poll() override;
   Status checkAlive() override;
   bool busy() const override { return !sends_.empty() || !recvs_.empty(); }
+  std::string describe() const override;
 
   static constexpr int kSqDepth = 64;       // send WRs outstanding per QP
   static constexpr int kRqDepth = 128;      // receives posted per QP

@@ -161,9 +161,12 @@ Status ShmConnection::pollRecvs() {
     if (h->kind == ShmSlotKind::kRemote) {
       MYR_TRY(readRemote(r, h));
       recvOffset_ = r->bytes;
+      ++cmaReads_;
+      cmaBytes_ += r->bytes;
     } else {
       if (h->pieceBytes) deliver(r, recvOffset_, in_.slotData(tail), h->pieceBytes);
       recvOffset_ += h->pieceBytes;
+      fifoBytes_ += h->pieceBytes;
     }
     c->tail.store(++tail, std::memory_order_release);
     moved();
@@ -230,6 +233,20 @@ Status ShmConnection::readRemoteInto(void* local, uint64_t remoteAddr, size_t by
     return systemError("shm: process_vm_readv from " + peer_.describe(), n < 0 ? errno : EFAULT);
   }
   return Status::ok();
+}
+
+std::string ShmConnection::describe() const {
+  const char* ours = "not asked yet";
+  if (out_.mapped()) {
+    switch (out_.control()->cma.load(std::memory_order_acquire)) {
+      case CmaState::kAllowed: ours = "allowed"; break;
+      case CmaState::kDenied: ours = "denied (the peer uses the FIFO)"; break;
+      default: break;
+    }
+  }
+  return "shm: received " + std::to_string(fifoBytes_) + " B through the FIFO and " + std::to_string(cmaBytes_) +
+         " B in " + std::to_string(cmaReads_) +
+         " single-copy reads (process_vm_readv); the peer's reads of ours: " + ours;
 }
 
 void ShmConnection::drain(Clock::time_point deadline) {

@@ -56,6 +56,7 @@ class ShmConnection final : public Connection {
   Status checkAlive() override;
   bool busy() const override { return !sends_.empty() || !recvs_.empty() || !unacked_.empty(); }
   void drain(Clock::time_point deadline) override;
+  std::string describe() const override;
 
  private:
   Status pollSends();
@@ -86,6 +87,9 @@ class ShmConnection final : public Connection {
   uint64_t moved_ = 0;     // slots published or consumed, to ring the peer's bell once per poll
   size_t sendOffset_ = 0;  // bytes of sends_.front() already in the FIFO
   size_t recvOffset_ = 0;  // bytes of recvs_.front() already received
+  uint64_t fifoBytes_ = 0;  // received through the FIFO's slots
+  uint64_t cmaReads_ = 0;   // received by process_vm_readv: messages, and their bytes
+  uint64_t cmaBytes_ = 0;
 };
 
 }  // namespace myriad

@@ -66,6 +66,7 @@ class TcpConnection final : public Connection {
   Status poll() override;
   Status checkAlive() override;
   bool busy() const override { return !sends_.empty() || !recvs_.empty(); }
+  std::string describe() const override { return "tcp: " + socketEnds(fd_.get()); }
 
  private:
   struct Header {

@@ -1,0 +1,136 @@
+// Which path and which algorithm really ran, as myrDebugPeers reports it: shm in cma mode really reads the
+// sender's memory with process_vm_readv (not a silent fall-back to the FIFO), fifo mode never does, tcp is a
+// socket between the two ranks' addresses, and MYRIAD_ALGO runs the algorithm it names (the flight record's
+// last call). Each case runs a checked all-reduce first, so the text describes traffic that was verified.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <regex>
+#include <string>
+
+#include "myriad/myriad.h"
+#include "tests/common/fork_ranks.h"
+#include "tests/common/mp_helpers.h"
+
+namespace myriad::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string debugPeers(myrComm_t comm) {
+  size_t len = 0;
+  if (myrDebugPeers(comm, nullptr, &len) != myrSuccess) return "myrDebugPeers failed";
+  std::string text(len, '\0');
+  if (myrDebugPeers(comm, text.data(), &len) != myrSuccess) return "myrDebugPeers failed";
+  text.resize(len > 0 ? len - 1 : 0);
+  return text;
+}
+
+// The line of myrDebugPeers about `peer`, without "peer N: ".
+std::string peerLine(const std::string& text, int peer) {
+  const std::string head = "peer " + std::to_string(peer) + ": ";
+  const size_t at = text.find(head);
+  if (at == std::string::npos) return "";
+  const size_t end = text.find('\n', at);
+  return text.substr(at + head.size(), end == std::string::npos ? std::string::npos : end - at - head.size());
+}
+
+// A number captured by `pattern`'s first group in `line`, or -1.
+long long number(const std::string& line, const std::string& pattern) {
+  std::smatch m;
+  if (!std::regex_search(line, m, std::regex(pattern))) return -1;
+  return std::stoll(m[1].str());
+}
+
+// Two ranks, one checked all-reduce of `count` floats, then `check` on this rank's myrDebugPeers text
+// ("" when it holds). `env` runs first in the child (transport, algorithm).
+void runAndDescribe(size_t count, const std::function<void()>& env,
+                    const std::function<std::string(int rank, const std::string& text)>& check) {
+  const ForkOutcome out = forkRanks(
+      2,
+      [&](int rank, const myrUniqueId& id) {
+        env();
+        return runInChild(2, rank, id, false, [&](myrComm_t comm, myrStream_t stream) {
+          const std::string err = runAllReduceCase(comm, rank, 2, {myrFloat32, myrSum, count, false}, stream, 11);
+          if (!err.empty()) return err;
+          const std::string text = debugPeers(comm);
+          const std::string why = check(rank, text);
+          return why.empty() ? why : why + "; myrDebugPeers said:\n" + text;
+        });
+      },
+      60s);
+  EXPECT_TRUE(out.allSucceeded()) << out.setupError << out.describeFailures();
+}
+
+TEST(WhatRan, ShmCmaReadsTheSendersMemory) {
+  runAndDescribe(
+      1 << 20, [] { useTransport(Transport::kShmCma); },
+      [](int rank, const std::string& text) -> std::string {
+        const std::string line = peerLine(text, 1 - rank);
+        if (line.rfind("shm: ", 0) != 0) return "the peer is not reached over shm";
+        const long long reads = number(line, R"(in (\d+) single-copy reads)");
+        const long long bytes = number(line, R"(and (\d+) B in)");
+        if (reads <= 0 || bytes < (1 << 20)) return "no single-copy read of a 4 MiB all-reduce in cma mode";
+        return "";
+      });
+}
+
+TEST(WhatRan, ShmFifoNeverReadsTheSendersMemory) {
+  runAndDescribe(
+      1 << 20, [] { useTransport(Transport::kShm); },
+      [](int rank, const std::string& text) -> std::string {
+        const std::string line = peerLine(text, 1 - rank);
+        if (line.rfind("shm: ", 0) != 0) return "the peer is not reached over shm";
+        if (number(line, R"(in (\d+) single-copy reads)") != 0) return "single-copy reads in fifo mode";
+        if (number(line, R"(received (\d+) B through the FIFO)") < (1 << 20)) return "the FIFO carried too little";
+        return "";
+      });
+}
+
+TEST(WhatRan, TcpIsASocketBetweenTheRanks) {
+  runAndDescribe(
+      4096,
+      [] {
+        useTransport(Transport::kTcp);
+        setenv("MYRIAD_NET_PATHS", "1", 1);
+      },
+      [](int rank, const std::string& text) -> std::string {
+        const std::string line = peerLine(text, 1 - rank);
+        if (!std::regex_match(line, std::regex(R"(tcp: [0-9.]+:\d+ -> [0-9.]+:\d+)")))
+          return "not one tcp socket with both ends named";
+        return "";
+      });
+}
+
+TEST(WhatRan, TcpMultipathNamesItsPaths) {
+  runAndDescribe(
+      1 << 20,
+      [] {
+        useTransport(Transport::kTcp);
+        setenv("MYRIAD_NET_PATHS", "4", 1);
+      },
+      [](int rank, const std::string& text) -> std::string {
+        const std::string line = peerLine(text, 1 - rank);
+        if (line.rfind("tcp multipath to ", 0) != 0) return "not a multipath connection";
+        if (number(line, R"(: (\d+) paths)") < 2) return "fewer than 2 paths";
+        return "";
+      });
+}
+
+// Two algorithms forced in turn: the record names each, so the name is not a constant of the query.
+TEST(WhatRan, ForcedAlgorithmIsTheOneThatRan) {
+  for (const char* algo : {"allreduce.ring", "allreduce.tree"}) {
+    SCOPED_TRACE(algo);
+    runAndDescribe(
+        1009, [algo] { forceAlgorithms(algo); },
+        [algo](int, const std::string& text) -> std::string {
+          if (text.find(std::string("last call: allreduce via ") + algo + "\n") == std::string::npos)
+            return std::string("the last call did not run ") + algo;
+          return "";
+        });
+  }
+}
+
+}  // namespace
+}  // namespace myriad::test
