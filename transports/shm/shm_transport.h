@@ -83,10 +83,10 @@ class ShmConnection final : public Connection {
   std::vector<uint8_t> bounce_;                        // combined CMA reads land here first, a slot's worth at a time
   std::deque<std::pair<Request*, uint64_t>> unacked_;  // CMA sends and their slot, until the tail passes it
   size_t cmaMinBytes_;
-  uint64_t probe_;         // read by the receiver's CMA probe
-  uint64_t moved_ = 0;     // slots published or consumed, to ring the peer's bell once per poll
-  size_t sendOffset_ = 0;  // bytes of sends_.front() already in the FIFO
-  size_t recvOffset_ = 0;  // bytes of recvs_.front() already received
+  uint64_t probe_;          // read by the receiver's CMA probe
+  uint64_t moved_ = 0;      // slots published or consumed, to ring the peer's bell once per poll
+  size_t sendOffset_ = 0;   // bytes of sends_.front() already in the FIFO
+  size_t recvOffset_ = 0;   // bytes of recvs_.front() already received
   uint64_t fifoBytes_ = 0;  // received through the FIFO's slots
   uint64_t cmaReads_ = 0;   // received by process_vm_readv: messages, and their bytes
   uint64_t cmaBytes_ = 0;
