@@ -153,7 +153,9 @@ myrResult_t myrCommInitRankConfig(myrComm_t* comm, int nranks, myrUniqueId commI
 myrResult_t myrCommDestroy(myrComm_t comm);
 
 /** Stops every outstanding call of the communicator (they fail), then frees it; returns promptly from any
- *  state, including a communicator whose peers are dead. */
+ *  state, including a communicator whose peers are dead. A call blocked on another thread (a NULL stream)
+ *  returns an error whose text says the communicator was aborted; as the handle is gone by then, that thread
+ *  reads the text with myrGetLastError(NULL). */
 myrResult_t myrCommAbort(myrComm_t comm);
 
 /** The communicator's first asynchronous error (a dead peer, a timeout), myrInProgress while a
@@ -180,7 +182,9 @@ myrResult_t myrCommDeregister(const myrComm_t comm, void* handle);
 const char* myrGetErrorString(myrResult_t result);
 
 /** The message of the last error on this communicator (e.g. "tcp: recv from rank 3 (node-b pid 411)
- *  failed: connection closed"); "" when there was none. Valid until the next call on comm. */
+ *  failed: connection closed"); "" when there was none. Valid until the next call on comm. With NULL: the
+ *  last error on this thread of a call without a communicator, or of a call whose communicator
+ *  myrCommAbort freed while it ran. */
 const char* myrGetLastError(myrComm_t comm);
 
 /** Debugging: a text table of this rank's network paths (per peer and path: source port, state, bytes,

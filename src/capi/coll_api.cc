@@ -89,6 +89,7 @@ Status pointToPoint(bool send, const void* buf, size_t count, int dtype, int pee
 }  // namespace myriad::capi
 
 using myriad::CollKind;
+using myriad::capi::CallScope;
 using myriad::capi::finish;
 using myriad::capi::issue;
 
@@ -124,34 +125,40 @@ myrResult_t myrStreamDestroy(myrStream_t stream) {
 
 myrResult_t myrAllReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrRedOp_t op,
                          myrComm_t comm, myrStream_t stream) {
+  const CallScope scope(comm);
   return finish(comm, issue(comm, CollKind::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0, stream), __func__);
 }
 
 myrResult_t myrBroadcast(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
                          myrComm_t comm, myrStream_t stream) {
+  const CallScope scope(comm);
   return finish(comm, issue(comm, CollKind::kBroadcast, sendbuff, recvbuff, count, datatype, myrSum, root, stream),
                 __func__);
 }
 
 myrResult_t myrReduce(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrRedOp_t op,
                       int root, myrComm_t comm, myrStream_t stream) {
+  const CallScope scope(comm);
   return finish(comm, issue(comm, CollKind::kReduce, sendbuff, recvbuff, count, datatype, op, root, stream), __func__);
 }
 
 myrResult_t myrAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, myrDataType_t datatype, myrComm_t comm,
                          myrStream_t stream) {
+  const CallScope scope(comm);
   return finish(comm, issue(comm, CollKind::kAllGather, sendbuff, recvbuff, sendcount, datatype, myrSum, 0, stream),
                 __func__);
 }
 
 myrResult_t myrReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, myrDataType_t datatype,
                              myrRedOp_t op, myrComm_t comm, myrStream_t stream) {
+  const CallScope scope(comm);
   return finish(comm, issue(comm, CollKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0, stream),
                 __func__);
 }
 
 myrResult_t myrAllToAll(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, myrComm_t comm,
                         myrStream_t stream) {
+  const CallScope scope(comm);
   return finish(comm, issue(comm, CollKind::kAllToAll, sendbuff, recvbuff, count, datatype, myrSum, 0, stream),
                 __func__);
 }
@@ -159,6 +166,7 @@ myrResult_t myrAllToAll(const void* sendbuff, void* recvbuff, size_t count, myrD
 myrResult_t myrAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[], void* recvbuff,
                          const size_t recvcounts[], const size_t rdispls[], myrDataType_t datatype, myrComm_t comm,
                          myrStream_t stream) {
+  const CallScope scope(comm);
   return finish(
       comm,
       myriad::capi::allToAllv(sendbuff, sendcounts, sdispls, recvbuff, recvcounts, rdispls, datatype, comm, stream),
@@ -167,27 +175,32 @@ myrResult_t myrAllToAllv(const void* sendbuff, const size_t sendcounts[], const 
 
 myrResult_t myrGather(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
                       myrComm_t comm, myrStream_t stream) {
+  const CallScope scope(comm);
   return finish(comm, issue(comm, CollKind::kGather, sendbuff, recvbuff, count, datatype, myrSum, root, stream),
                 __func__);
 }
 
 myrResult_t myrScatter(const void* sendbuff, void* recvbuff, size_t count, myrDataType_t datatype, int root,
                        myrComm_t comm, myrStream_t stream) {
+  const CallScope scope(comm);
   return finish(comm, issue(comm, CollKind::kScatter, sendbuff, recvbuff, count, datatype, myrSum, root, stream),
                 __func__);
 }
 
 myrResult_t myrSend(const void* sendbuff, size_t count, myrDataType_t datatype, int peer, myrComm_t comm,
                     myrStream_t stream) {
+  const CallScope scope(comm);
   return finish(comm, myriad::capi::pointToPoint(true, sendbuff, count, datatype, peer, comm, stream), __func__);
 }
 
 myrResult_t myrRecv(void* recvbuff, size_t count, myrDataType_t datatype, int peer, myrComm_t comm,
                     myrStream_t stream) {
+  const CallScope scope(comm);
   return finish(comm, myriad::capi::pointToPoint(false, recvbuff, count, datatype, peer, comm, stream), __func__);
 }
 
 myrResult_t myrBarrier(myrComm_t comm, myrStream_t stream) {
+  const CallScope scope(comm);
   return finish(comm, issue(comm, CollKind::kBarrier, nullptr, nullptr, 0, myrUint8, myrSum, 0, stream), __func__);
 }
 

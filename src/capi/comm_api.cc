@@ -1,5 +1,7 @@
 // C API: versions, unique ids, communicator life cycle and error reporting.
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "base/log.h"
 #include "capi/handles.h"
@@ -133,10 +135,14 @@ Status getUniqueId(myrUniqueId* out) {
 Status destroy(myrComm_t comm, bool abort) {
   if (!comm) return invalidArgument("comm is NULL");
   if (abort) {
+    comm->aborting = true;
     comm->cancelInit = true;
     if (comm->impl) comm->impl->abort();
   }
   if (comm->initThread.joinable()) comm->initThread.join();
+  // Calls blocked on other threads fail at once after the abort; they still read the handle until they return.
+  while (abort && comm->callsRunning.load(std::memory_order_acquire) > 0)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   delete comm;  // ~Comm waits for calls still queued on streams; after an abort they fail at once
   return Status::ok();
 }
@@ -151,9 +157,10 @@ myrResult_t finish(myrComm_t comm, const Status& s, const char* function) {
   if (comm) {
     std::lock_guard<std::mutex> lock(comm->errorMu);
     comm->lastError = s.message();
-  } else {
-    tLastError = s.message();
   }
+  // A call that myrCommAbort stopped from another thread returns after the handle is freed: its text stays
+  // readable on its own thread (myrGetLastError(NULL)).
+  if (!comm || comm->aborting) tLastError = s.message();
   return s.toC();
 }
 

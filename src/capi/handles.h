@@ -18,6 +18,8 @@ struct myrComm {
   std::thread initThread;              // non-blocking init
   std::atomic<int> initResult{myrInProgress};
   std::atomic<bool> cancelInit{false};
+  std::atomic<bool> aborting{false};  // myrCommAbort has begun: calls still running record their error per thread
+  std::atomic<int> callsRunning{0};   // calls inside the library on this handle (CallScope)
   int rank = -1;
   int nranks = 0;
   int shrinks = 0;  // myrCommShrink calls on this handle that passed their checks: names each one's store keys
@@ -30,6 +32,23 @@ struct myrStream {
 };
 
 namespace myriad::capi {
+
+// Counts a call on the handle while it runs, so that myrCommAbort on another thread frees the handle only once
+// the calls it stopped have left (their finish() included), never under them.
+class CallScope {
+ public:
+  explicit CallScope(myrComm_t comm) : comm_(comm) {
+    if (comm_) comm_->callsRunning.fetch_add(1, std::memory_order_acq_rel);
+  }
+  ~CallScope() {
+    if (comm_) comm_->callsRunning.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+ private:
+  myrComm_t comm_;
+};
 
 // Converts, logs and records; returns the C code.
 myrResult_t finish(myrComm_t comm, const Status& s, const char* function);

@@ -127,7 +127,7 @@ Status HostExecutor::drive(Task& task) {
       if (storeDue) lastStore = now;
       lastLiveness = now;
       s = comm_.checkWhileStalled(storeDue);
-      if (!s.isOk()) return errors.aborted() ? errors.first() : comm_.failDetected(std::move(s));
+      if (!s.isOk()) return errors.aborted() ? comm_.usable() : comm_.failDetected(std::move(s));
     }
     if (sleepable && quiet >= yieldFor) {
       // Nobody wants this core: spinning on costs nobody anything and spares the sleep and wake-up.

@@ -104,6 +104,10 @@ PeriodicReduction::PeriodicReduction(myrDataType_t type, myrRedOp_t op, int nran
       expected_(2 * len_ * es_) {
   for (size_t i = 0; i < len_; ++i) storeValue(expected_.data(), i, type, expectedValue(type, op, nranks, i, salt));
   if (len_) std::memcpy(expected_.data() + len_ * es_, expected_.data(), len_ * es_);
+  if (isFloatType(type) && (op == myrSum || op == myrAvg)) {
+    tolerance_.resize(len_);
+    for (size_t i = 0; i < len_; ++i) tolerance_[i] = tolerance(type, op, nranks, i, salt);
+  }
 }
 
 void PeriodicReduction::fillInput(uint8_t* buf, int rank) const {
@@ -119,9 +123,10 @@ std::string PeriodicReduction::check(const uint8_t* out, size_t first, size_t le
     if (std::memcmp(out + done * es_, want, span * es_) != 0) {
       for (size_t i = 0; i < span; ++i) {
         double g = loadValue(out, done + i, type_), w = loadValue(want, i, type_);
-        if (!closeEnough(g, w, type_, op_, nranks_))
+        if (!closeEnough(g, w, tolerance_.empty() ? 0.0 : tolerance_[(s + i) % len_]))
           return "element " + std::to_string(done + i) + " (reduced index " + std::to_string(first + done + i) +
-                 ") is " + std::to_string(g) + ", want " + std::to_string(w);
+                 ") is " + std::to_string(g) + ", want " + std::to_string(w) +
+                 (tolerance_.empty() ? "" : " within " + std::to_string(tolerance_[(s + i) % len_]));
       }
     }
     done += span;

@@ -74,6 +74,7 @@ class PeriodicReduction {
   size_t count_, es_, len_;
   uint64_t salt_;
   std::vector<uint8_t> expected_;  // two periods (or 2 * count when shorter)
+  std::vector<double> tolerance_;  // one period; empty where every result must be exact
 };
 
 // "" or where got[0, want.size()) differs from want: for send buffers that a call must leave alone.

@@ -178,6 +178,24 @@ double typeEpsilon(myrDataType_t type) {
   return 0;
 }
 
+int mantissaBits(myrDataType_t type) {
+  if (const MiniFloat* f = miniFloatOf(type)) return f->manBits;
+  if (type == myrFloat32) return 23;
+  if (type == myrFloat64) return 52;
+  return 0;
+}
+
+double ulpOf(double value, myrDataType_t type) {
+  int minNormalExp = -1022;
+  if (const MiniFloat* f = miniFloatOf(type)) minNormalExp = 2 - (1 << (f->expBits - 1));
+  if (type == myrFloat32) minNormalExp = -126;
+  if (!isFloatType(type)) return 0;
+  int e2 = 0;
+  std::frexp(value, &e2);  // |value| in [2^(e2-1), 2^e2); e2 = 0 for value 0
+  const int exponent = value == 0 ? minNormalExp : std::max(e2 - 1, minNormalExp);
+  return std::ldexp(1.0, exponent - mantissaBits(type));
+}
+
 void storeValue(void* buffer, size_t index, myrDataType_t type, double value) {
   switch (type) {
     case myrInt8: put(buffer, index, static_cast<int8_t>(toInt64(value))); return;

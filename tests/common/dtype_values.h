@@ -25,6 +25,11 @@ bool isSignedType(myrDataType_t type);  // true for the float types too
 double exactIntegerLimit(myrDataType_t type);
 // Distance from 1 to the next representable value (0 for integer types).
 double typeEpsilon(myrDataType_t type);
+// Significand bits after the point (fp16: 10, e5m2: 2); 0 for integer types.
+int mantissaBits(myrDataType_t type);
+// The spacing of representable values in the binade of |value| (subnormals: the smallest normal binade's);
+// 0 for integer types.
+double ulpOf(double value, myrDataType_t type);
 
 void storeValue(void* buffer, size_t index, myrDataType_t type, double value);
 double loadValue(const void* buffer, size_t index, myrDataType_t type);

@@ -1,10 +1,12 @@
 // Known inputs and expected results of reductions, computed on the host without the library; shared by
 // tests/mp and the benchmarks' -c check. Data-moving collectives use a byte pattern instead, a function of
-// (source rank, byte offset in the source's buffer, salt) that any rank can recompute. Invariant: inputs are small
-// integers exact in every type, chosen so that every partial sum or product is exact too (within the type's exact
-// range); beyond that range, and for avg of float types, results are compared with a tolerance instead of exactly.
+// (source rank, byte offset in the source's buffer, salt) that any rank can recompute. Invariant: integer types,
+// prod, max and min get small integers whose every partial result is exact, so they compare exactly; sum and avg
+// of float types also get, at two thirds of the indices, fractions with a full random significand (every
+// partial sum rounds), compared within a bound on the rounding any order of pairwise sums may do (tolerance()).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -18,7 +20,11 @@ void fillInput(void* buffer, size_t count, myrDataType_t type, myrRedOp_t op, in
 
 // op over all ranks of inputValue at `index`, as the library should store it (rounded to the type).
 double expectedValue(myrDataType_t type, myrRedOp_t op, int nranks, size_t index, uint64_t salt = 0);
-bool closeEnough(double got, double want, myrDataType_t type, myrRedOp_t op, int nranks);
+// How far a correct result at `index` may lie from expectedValue: 0 where it must be exact (see reference.cc).
+double tolerance(myrDataType_t type, myrRedOp_t op, int nranks, size_t index, uint64_t salt = 0);
+inline bool closeEnough(double got, double want, double tolerance) {
+  return got == want || std::fabs(got - want) <= tolerance;
+}
 
 struct Mismatches {
   size_t count = 0;

@@ -60,6 +60,9 @@ std::string split(myrComm_t parent, int parentRank, int color, int key, const st
   myrResult_t res = myrCommSplit(parent, color, key, child, blocking ? nullptr : &config);
   if (res != myrSuccess && (blocking || res != myrInProgress))
     return what + ": " + resultText("myrCommSplit", res, parent);
+  // Non-blocking, a rank that joins a child gets myrInProgress: myrSuccess would mean the split ran blocking.
+  if (!blocking && color != MYR_SPLIT_NOCOLOR && res != myrInProgress)
+    return what + ": myrCommSplit returned " + myrGetErrorString(res) + ", want myrInProgress";
   if (color == MYR_SPLIT_NOCOLOR) return *child == nullptr ? "" : what + ": newcomm is not NULL for NOCOLOR";
   if (*child == nullptr) return what + ": newcomm is NULL";
   if (!blocking) {
