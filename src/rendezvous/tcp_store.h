@@ -1,6 +1,6 @@
 // The production rendezvous store over TCP. The server runs as one thread in the process that called
 // myrGetUniqueId and lives as long as that process; every client must prove the id's secret in the
-// challenge-response hello (base/hello.h, kind kStoreHelloKind), or it is dropped and logged; the secret
+// challenge-response hello (base/hello.h, ident storeproto::helloIdent()), or it is dropped and logged; the secret
 // itself never crosses the wire. Protocol (little-endian): the hello; then requests
 // op u8 (1 set, 2 get-wait, 3 try-get) | key str | (set: value bytes); replies: u8 found | value bytes.
 #pragma once
