@@ -7,7 +7,7 @@
 # nlohmann-json3-dev and graphviz: myriad-topo's --json and --png (tools/); doxygen: the API reference and its
 # check (scripts/check-api-docs, ctest api_docs). libibverbs-dev builds the rdma transport; the rest runs its
 # Soft-RoCE VM tier (tests/rdma: qemu boots Debian's kernel with rdma_rxe; perftest and tcpdump check the wire).
-myriad_apt_packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libcli11-dev libhwloc-dev
+myriad_apt_packages=(cmake ninja-build g++ pkg-config libssl-dev libgtest-dev libgmock-dev libcli11-dev libhwloc-dev
                      libpugixml-dev clang-format iproute2 procps openmpi-bin libopenmpi-dev libgloo-dev iperf3
                      nftables nlohmann-json3-dev graphviz doxygen
                      libibverbs-dev rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
@@ -15,7 +15,7 @@ myriad_apt_packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev 
 myriad_pip_modules=(matplotlib)
 # What scripts/demo needs, and nothing more: the build, the perf binaries (CLI11), Open MPI beside them, and
 # matplotlib for the plot (Debian's package: no pip on a fresh machine).
-myriad_demo_packages=(cmake ninja-build g++ pkg-config libcli11-dev libhwloc-dev libpugixml-dev openmpi-bin
+myriad_demo_packages=(cmake ninja-build g++ pkg-config libssl-dev libcli11-dev libhwloc-dev libpugixml-dev openmpi-bin
                       libopenmpi-dev python3-matplotlib)
 
 myriad_install_deps() {

@@ -84,8 +84,9 @@ constexpr EnvVarSpec kEnv[] = {
      "host:port of the rendezvous root, for launchers that cannot pass a unique id: every rank calls "
      "myrGetUniqueId and gets the same id, and rank 0 listens there from myrCommInitRank on."},
     {"MYRIAD_COMM_SECRET", "string", "",
-     "Shared secret for MYRIAD_COMM_ID rendezvous; without it the secret is derived from public information "
-     "and only guards against accidents, not attackers."},
+     "Shared secret for MYRIAD_COMM_ID rendezvous, derived into the communicator's key with PBKDF2-HMAC-SHA256 "
+     "(docs/security.md); without it the secret is derived from public information and only guards against "
+     "accidents, not attackers."},
     {"MYRIAD_TOPO_FILE", "string", "",
      "NCCL topology XML or hwloc XML file describing this machine, used instead of detection (what it leaves "
      "out, such as NIC speeds or NVLinks, is still detected); see docs/topology.md."},

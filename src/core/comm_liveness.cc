@@ -17,6 +17,7 @@ void Comm::startLiveness() {
   o.nranks = nranks_;
   o.peers = &peers_;
   o.commKey = Liveness::commKey(secret_.data(), secret_.size(), commTag_);
+  o.tagKey = Liveness::tagKey(secret_.data(), secret_.size(), commTag_);
   o.heartbeatMs = config_.heartbeatMs;
   o.deadMs = config_.peerDeadMs;
   o.self = [this] { return selfState(); };

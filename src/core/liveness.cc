@@ -13,6 +13,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "base/log.h"
 #include "core/duration_text.h"
 #include "core/process_state.h"
 
@@ -76,6 +77,10 @@ std::vector<int> Liveness::neighbours(int rank, int nranks) {
   out.erase(std::unique(out.begin(), out.end()), out.end());
   out.erase(std::remove(out.begin(), out.end(), rank), out.end());
   return out;
+}
+
+auth::Key Liveness::tagKey(const uint8_t* secret, size_t secretBytes, const std::string& tag) {
+  return auth::deriveKey(secret, secretBytes, "myriad liveness v2 " + tag);
 }
 
 uint64_t Liveness::commKey(const uint8_t* secret, size_t secretBytes, const std::string& tag) {
@@ -224,7 +229,7 @@ void Liveness::run() {
 }
 
 void Liveness::receive(Clock::time_point now) {
-  uint8_t buf[liveness::kMaxDatagram + 1];
+  uint8_t buf[liveness::kMaxDatagram + liveness::kTagBytes + 1];
   for (;;) {
     sockaddr_storage src{};
     socklen_t srclen = sizeof(src);
@@ -233,7 +238,19 @@ void Liveness::receive(Clock::time_point now) {
       if (errno == EINTR) continue;
       return;  // EAGAIN, or an ICMP error of an earlier send to a rank that is gone
     }
-    auto d = liveness::decode(buf, static_cast<size_t>(n), opt_.commKey, opt_.nranks);
+    if (!liveness::tagValid(buf, static_cast<size_t>(n), opt_.tagKey)) {
+      if (forged_.fetch_add(1) == 0) {
+        SockAddr a;
+        std::memcpy(&a.ss, &src, sizeof(src));
+        a.len = srclen;
+        MYR_LOG(kWarn, kNet, opt_.rank,
+                "liveness: dropped a datagram from " + a.toString() +
+                    " whose HMAC tag fails (another secret, an older Myriad build, or forged); later ones are "
+                    "counted, not logged");
+      }
+      continue;
+    }
+    auto d = liveness::decode(buf, static_cast<size_t>(n) - liveness::kTagBytes, opt_.commKey, opt_.nranks);
     if (!d.isOk()) continue;
     const PeerInfo& from = (*opt_.peers)[static_cast<size_t>(d.value().from)];
     if (d.value().from == opt_.rank || !sameAddress(src, srclen, from.livenessAddr)) continue;
@@ -316,6 +333,7 @@ void Liveness::sendTo(int peer, Kind kind, int about) {
     }
   }
   Bytes b = liveness::encode(d);
+  liveness::seal(&b, opt_.tagKey);
   const SockAddr& to = (*opt_.peers)[static_cast<size_t>(peer)].livenessAddr;
   for (int fd : senders_)
     (void)sendto(fd, b.data(), b.size(), MSG_DONTWAIT | MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&to.ss),

@@ -42,6 +42,7 @@ class Liveness {
     int nranks = 0;
     const std::vector<PeerInfo>* peers = nullptr;  // every rank's description, livenessAddr included; outlives this
     uint64_t commKey = 0;
+    auth::Key tagKey{};  // the datagrams' HMAC key (tagKey() of the secret and tag)
     int heartbeatMs = 200;
     int deadMs = 2000;
     std::function<liveness::SelfState()> self;          // this rank's state; called on the liveness thread
@@ -80,6 +81,9 @@ class Liveness {
   static std::vector<int> neighbours(int rank, int nranks);
   // The key datagrams of one communicator carry: its secret and tag, hashed.
   static uint64_t commKey(const uint8_t* secret, size_t secretBytes, const std::string& tag);
+  static auth::Key tagKey(const uint8_t* secret, size_t secretBytes, const std::string& tag);
+  // Datagrams dropped because their tag failed (another secret, an older build, or forged).
+  uint64_t forgedDatagrams() const { return forged_.load(); }
 
  private:
   Liveness() = default;
@@ -113,6 +117,7 @@ class Liveness {
   std::vector<Local> locals_;  // ranks of this host in other processes
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> forged_{0};
   bool left_ = false;
   pid_t owner_ = 0;               // the process that started the channel
   liveness::SelfState lastSelf_;  // as last sent (bye repeats it)

@@ -8,8 +8,8 @@ namespace myriad::liveness {
 namespace {
 
 constexpr uint32_t kMagic = 0x564c594d;  // "MYLV"
-constexpr uint8_t kVersion = 1;
-constexpr size_t kMaxName = 32;  // op and dtype names
+constexpr uint8_t kVersion = 2;          // 2: sealed with an HMAC tag
+constexpr size_t kMaxName = 32;          // op and dtype names
 
 std::string cut(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(0, n);
@@ -84,6 +84,17 @@ Result<Datagram> decode(const uint8_t* p, size_t n, uint64_t commKey, int nranks
   if (d.about < -1 || d.about >= nranks) return invalidArgument("liveness datagram about a rank out of range");
   if (s.waitsOn < -1 || s.waitsOn >= nranks) return invalidArgument("liveness datagram waits on a rank out of range");
   return d;
+}
+
+void seal(Bytes* bytes, const auth::Key& key) {
+  const auth::Mac m = auth::hmac(key, {{bytes->data(), bytes->size()}});
+  bytes->insert(bytes->end(), m.begin(), m.begin() + kTagBytes);
+}
+
+bool tagValid(const uint8_t* p, size_t n, const auth::Key& key) {
+  if (n < kTagBytes) return false;
+  const auth::Mac m = auth::hmac(key, {{p, n - kTagBytes}});
+  return auth::equal(m.data(), p + n - kTagBytes, kTagBytes);
 }
 
 }  // namespace myriad::liveness

@@ -2,13 +2,15 @@
 // and the state answered to them, and the fates of ranks (dead, or left) that every datagram repeats so
 // that a death heard by one rank reaches all. One UDP datagram each, well under one MTU. Decoding takes
 // hostile bytes: anything malformed, oversized, from another communicator or naming a rank out of range is
-// refused, never trusted.
+// refused, never trusted. On the wire each datagram is sealed: followed by a 16-byte HMAC-SHA256 tag under
+// a key derived from the communicator's secret and tag; a datagram whose tag fails is dropped unread.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "base/auth.h"
 #include "base/clock.h"
 #include "base/status.h"
 
@@ -63,5 +65,11 @@ constexpr size_t kMaxDatagram = 1400;
 Bytes encode(const Datagram& d);
 // A datagram of communicator `commKey` with `nranks` ranks, or why these bytes are not one.
 Result<Datagram> decode(const uint8_t* p, size_t n, uint64_t commKey, int nranks);
+
+// The tag: HMAC-SHA256 under `key` over the encoded datagram, truncated to kTagBytes, appended by seal().
+constexpr size_t kTagBytes = 16;
+void seal(Bytes* bytes, const auth::Key& key);
+// Whether p[0..n) ends with the tag of the bytes before it (constant-time compare).
+bool tagValid(const uint8_t* p, size_t n, const auth::Key& key);
 
 }  // namespace myriad::liveness

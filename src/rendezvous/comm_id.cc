@@ -5,24 +5,11 @@
 #include <map>
 #include <mutex>
 
+#include "base/auth.h"
 #include "rendezvous/tcp_store.h"
 
 namespace myriad {
 namespace {
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Every byte goes through the full splitmix finaliser, so each one changes every output bit.
-uint64_t hashPass(uint64_t seed, const std::string& bytes) {
-  uint64_t h = splitmix64(seed);
-  for (unsigned char b : bytes) h = splitmix64(h ^ b);
-  return splitmix64(h ^ bytes.size());
-}
 
 // Length-prefixed, so that ("ab", "c") and ("a", "bc") hash differently.
 std::string field(const std::string& s) {
@@ -88,10 +75,10 @@ class NamespacedStore final : public Store {
 
 }  // namespace
 
-Secret hashSecret(const std::string& bytes) {
-  const uint64_t lanes[2] = {hashPass(0x6d79726961642d31ULL, bytes), hashPass(0x3e5c1f0a9b7d2463ULL, bytes)};
+Secret deriveSecret(const std::string& bytes) {
   Secret s{};
-  for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<uint8_t>(lanes[i / 8] >> (8 * (i % 8)));
+  const std::string ikm = "myriad.secret.v2 " + bytes;  // never empty (HKDF refuses an empty key)
+  auth::hkdf(reinterpret_cast<const uint8_t*>(ikm.data()), ikm.size(), "myriad", "derive", s.data(), s.size());
   return s;
 }
 
@@ -106,7 +93,14 @@ Result<UniqueId> uniqueIdFromCommId(const std::string& commId, const std::string
   id.kind = IdKind::kTcp;
   id.rootAtInit = true;
   id.tcpRoot = addr.value();
-  id.secret = hashSecret("myriad.comm_id.v1 " + field(commId) + field(secret));
+  // A secret people choose may be guessable: PBKDF2 makes each guess against a recorded hello cost as much
+  // as a rank's init does. Without one, the id is public knowledge and only a stable derivation matters.
+  if (secret.empty()) {
+    id.secret = deriveSecret("myriad.comm_id.v2 " + field(commId));
+  } else {
+    auth::pbkdf2(secret, "myriad.comm_id.v2 " + field(commId), auth::kPbkdf2Iterations, id.secret.data(),
+                 id.secret.size());
+  }
   return id;
 }
 
@@ -118,8 +112,8 @@ Status prepareRootAtInit(int rank, UniqueId* id, std::shared_ptr<Store>* store) 
   // (shared-memory segment names), the same on every rank because every rank counts the same way.
   const std::string prefix = "gen" + std::to_string(generation) + ".";
   *store = std::make_shared<NamespacedStore>(std::move(*store), prefix);
-  id->secret = hashSecret("myriad.comm_id.gen " + field(std::string(id->secret.begin(), id->secret.end())) +
-                          field(std::to_string(generation)));
+  id->secret = deriveSecret("myriad.comm_id.gen " + field(std::string(id->secret.begin(), id->secret.end())) +
+                            field(std::to_string(generation)));
   return Status::ok();
 }
 

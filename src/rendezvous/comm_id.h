@@ -12,11 +12,11 @@
 
 namespace myriad {
 
-// 128 bits from two independently seeded 64-bit splitmix passes over the bytes. Deterministic and well
-// mixed, but not a cryptographic hash (no crypto library here): anyone who knows the inputs knows the result.
-Secret hashSecret(const std::string& bytes);
+// 128 bits of HKDF-SHA256 over the bytes: deterministic, one-way, but anyone who knows the inputs knows
+// the result (MYRIAD_COMM_SECRET goes through PBKDF2 instead; docs/security.md).
+Secret deriveSecret(const std::string& bytes);
 
-// The id of MYRIAD_COMM_ID=commId: kind tcp, root at init, address parsed from commId, secret hashed from
+// The id of MYRIAD_COMM_ID=commId: kind tcp, root at init, address parsed from commId, secret derived from
 // commId and `secret` (MYRIAD_COMM_SECRET, may be empty). The same on every rank that sees the same strings.
 Result<UniqueId> uniqueIdFromCommId(const std::string& commId, const std::string& secret);
 

@@ -1,12 +1,14 @@
 // The production rendezvous store over TCP. The server runs as one thread in the process that called
-// myrGetUniqueId and lives as long as that process; every client must open with the id's secret, or it is
-// dropped and logged. Protocol (little-endian): client hello "MYRS" + secret[16]; then requests
+// myrGetUniqueId and lives as long as that process; every client must prove the id's secret in the
+// challenge-response hello (base/hello.h, ident storeproto::helloIdent()), or it is dropped and logged; the secret
+// itself never crosses the wire. Protocol (little-endian): the hello; then requests
 // op u8 (1 set, 2 get-wait, 3 try-get) | key str | (set: value bytes); replies: u8 found | value bytes.
 #pragma once
 
 #include <memory>
 #include <mutex>
 
+#include "base/hello.h"
 #include "base/socket.h"
 #include "rendezvous/store.h"
 #include "rendezvous/unique_id.h"
@@ -43,7 +45,11 @@ class TcpStore final : public Store {
 };
 
 namespace storeproto {
-constexpr uint32_t kHelloMagic = 0x5352594d;  // "MYRS"
+constexpr uint32_t kLegacyHelloMagic = 0x5352594d;  // "MYRS": the version-1 hello, secret in clear
+constexpr uint32_t kHelloKind = 0x53;               // 'S': the ident's first byte
+// The hello's key and ident for a store of this secret.
+auth::Key helloKey(const Secret& secret);
+HelloIdent helloIdent();
 constexpr uint8_t kSet = 1, kGetWait = 2, kTryGet = 3;
 }  // namespace storeproto
 

@@ -15,13 +15,25 @@ Status TcpStore::ensureConnected(Clock::time_point deadline, const std::atomic<b
                                           " (it is hosted by the process that called myrGetUniqueId): " + s.message());
   }
   fd_ = Fd(fd.value());
-  Writer w;
-  w.u32(storeproto::kHelloMagic);
-  w.raw(secret_.data(), secret_.size());
-  Status s = sendAll(fd_.get(), w.bytes().data(), w.bytes().size(), deadline, "rendezvous root " + root_.toString());
-  if (!s.isOk()) fd_.reset();
-  return s;
+  Handshake hello(Handshake::Role::kOpener, storeproto::helloKey(secret_), storeproto::helloIdent());
+  Status s = hello.run(fd_.get(), deadline, abort);
+  if (s.isOk()) return s;
+  fd_.reset();
+  return Status(s.code(), "rendezvous root " + root_.toString() + ": hello: " + s.message() +
+                              (s.message().find("closed") != std::string::npos
+                                   ? " (this process's unique id does not match the communicator's, or the "
+                                     "root runs another Myriad version)"
+                                   : ""));
 }
+
+namespace storeproto {
+auth::Key helloKey(const Secret& secret) {
+  return auth::deriveKey(secret.data(), secret.size(), "myriad store hello v2");
+}
+HelloIdent helloIdent() {
+  return HelloIdent{static_cast<uint8_t>(kHelloKind)};
+}
+}  // namespace storeproto
 
 Result<Bytes> TcpStore::request(uint8_t op, const std::string& key, const Bytes* value, Clock::time_point deadline,
                                 const std::atomic<bool>* abort) {

@@ -18,13 +18,12 @@ namespace myriad {
 namespace {
 
 constexpr int kHelloTimeoutMs = 10000;
-constexpr size_t kHelloBytes = 4 + 16;
 
 struct Client {
   Fd fd;
   std::string peer;
   Clock::time_point since = Clock::now();
-  bool authed = false;
+  std::unique_ptr<Handshake> hello;  // until the client has proved the secret
   Bytes in;
   Bytes out;
   size_t outOff = 0;
@@ -34,7 +33,7 @@ struct Client {
 class Server {
  public:
   Server(int listenFd, Secret secret, std::string where)
-      : listen_(listenFd), secret_(secret), where_(std::move(where)) {}
+      : listen_(listenFd), key_(storeproto::helloKey(secret)), where_(std::move(where)) {}
 
   void run() {
     while (true) {
@@ -49,7 +48,7 @@ class Server {
         short ev = fds[i++].revents;
         if (ev & (POLLIN | POLLHUP | POLLERR)) readFrom(c);
         if (!c.dead && (ev & POLLOUT)) flush(c);
-        if (!c.authed && msSince(c.since) > kHelloTimeoutMs) drop(c, "no hello within 10 s");
+        if (!c.dead && c.hello && msSince(c.since) > kHelloTimeoutMs) drop(c, "no hello within 10 s");
       }
       for (auto& entry : waiters_) std::erase_if(entry.second, [](const Client* w) { return w->dead; });
       clients_.remove_if([](const Client& c) { return c.dead; });
@@ -68,6 +67,8 @@ class Server {
       clients_.push_back(Client{});
       clients_.back().fd = Fd(fd);
       clients_.back().peer = from.toString();
+      clients_.back().hello = std::make_unique<Handshake>(Handshake::Role::kAccepter, key_, HelloIdent{},
+                                                          std::vector<uint32_t>{storeproto::kLegacyHelloMagic});
     }
   }
 
@@ -77,7 +78,19 @@ class Server {
     c.fd.reset();
   }
 
+  // The hello reads only its own bytes; requests that follow it stay in the socket for the loop below.
+  bool stepHello(Client& c) {
+    Status s = c.hello->step(c.fd.get());
+    if (s.isOk() && c.hello->done() && c.hello->ident() != storeproto::helloIdent())
+      s = Status(Code::kRemoteError, "not a store hello");
+    if (!s.isOk()) return drop(c, s.message()), false;
+    if (!c.hello->done()) return false;
+    c.hello.reset();
+    return true;
+  }
+
   void readFrom(Client& c) {
+    if (c.hello && !stepHello(c)) return;
     uint8_t buf[65536];
     while (!c.dead) {
       ssize_t n = recv(c.fd.get(), buf, sizeof(buf), MSG_DONTWAIT);
@@ -101,18 +114,6 @@ class Server {
   bool parseOne(Client& c, size_t* used) {
     const uint8_t* p = c.in.data() + *used;
     size_t n = c.in.size() - *used;
-    if (!c.authed) {
-      if (n < kHelloBytes) return false;
-      uint32_t magic;
-      std::memcpy(&magic, p, 4);
-      Secret s;
-      std::memcpy(s.data(), p + 4, 16);
-      if (magic != storeproto::kHelloMagic) return drop(c, "not a Myriad hello"), false;
-      if (!secretEquals(s, secret_)) return drop(c, "wrong secret (not a member of this communicator)"), false;
-      c.authed = true;
-      *used += kHelloBytes;
-      return true;
-    }
     if (n < 5) return false;
     uint8_t op = p[0];
     uint32_t keyLen;
@@ -183,7 +184,7 @@ class Server {
   }
 
   Fd listen_;
-  Secret secret_;
+  auth::Key key_;
   std::string where_;
   std::list<Client> clients_;  // a list: waiters hold pointers to clients
   std::map<std::string, Bytes> kv_;

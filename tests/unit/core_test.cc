@@ -183,11 +183,34 @@ TEST(Store, TcpServesMembersAndDropsStrangers) {
     Fd sock(fd.value());
     Bytes msg = junk;
     if (junk.size() == 4) {  // a valid hello, then op 77 with a 2^31-byte key
-      msg = {0x4d, 0x59, 0x52, 0x53};
-      msg.insert(msg.end(), secret.begin(), secret.end());
-      msg.insert(msg.end(), {77, 0, 0, 0, 0x80});
+      Handshake hello(Handshake::Role::kOpener, storeproto::helloKey(secret), storeproto::helloIdent());
+      ASSERT_TRUE(hello.run(sock.get(), deadlineIn(2000), nullptr).isOk());
+      msg = {77, 0, 0, 0, 0x80};
     }
     ASSERT_TRUE(sendAll(sock.get(), msg.data(), msg.size(), deadlineIn(1000), "store").isOk());
+  }
+  // A recorded hello (a member's Open and Proof) replayed on a new connection, then a request: the server
+  // answers with a fresh nonce, the old proof fails, and the request is never served.
+  std::vector<uint8_t> recorded;
+  {
+    Fd sock(connectTo(addr, deadlineIn(1000), nullptr).value());
+    Handshake hello(Handshake::Role::kOpener, storeproto::helloKey(secret), storeproto::helloIdent());
+    ASSERT_TRUE(hello.run(sock.get(), deadlineIn(2000), nullptr).isOk());
+    recorded = hello.sent();
+  }
+  {
+    Fd sock(connectTo(addr, deadlineIn(1000), nullptr).value());
+    Bytes msg(recorded.begin(), recorded.end());
+    msg.insert(msg.end(), {storeproto::kTryGet, 2, 0, 0, 0, 'k', '1'});
+    ASSERT_TRUE(sendAll(sock.get(), msg.data(), msg.size(), deadlineIn(1000), "store").isOk());
+    uint8_t reply[128];
+    size_t got = 0;
+    while (true) {  // the server's Answer (56 bytes), then the close: never a reply to the request
+      ssize_t n = recv(sock.get(), reply + got, sizeof(reply) - got, 0);
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    EXPECT_EQ(got, 56u);
   }
   auto again = member.get("k1", 1000, nullptr);
   ASSERT_TRUE(again.isOk()) << again.status().message();

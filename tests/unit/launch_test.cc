@@ -194,7 +194,7 @@ TEST_F(CommIdEnv, MalformedCommIdNamesTheVariable) {
 
 TEST(CommIdHash, FlagRoundTripsAndPlainIdsHaveNone) {
   UniqueId u;
-  u.secret = hashSecret("x");
+  u.secret = deriveSecret("x");
   u.tcpRoot = SockAddr::parse("127.0.0.1:4000").value();
   EXPECT_FALSE(UniqueId::decode(u.encode()).value().rootAtInit);
   u.rootAtInit = true;
@@ -205,11 +205,11 @@ TEST(CommIdHash, FlagRoundTripsAndPlainIdsHaveNone) {
 }
 
 TEST(CommIdHash, HashSecretIsDeterministicAndSpreads) {
-  EXPECT_EQ(hashSecret("abc"), hashSecret("abc"));
-  EXPECT_NE(hashSecret("abc"), hashSecret("abd"));
-  EXPECT_NE(hashSecret(""), hashSecret(std::string(1, '\0')));
+  EXPECT_EQ(deriveSecret("abc"), deriveSecret("abc"));
+  EXPECT_NE(deriveSecret("abc"), deriveSecret("abd"));
+  EXPECT_NE(deriveSecret(""), deriveSecret(std::string(1, '\0')));
   // One changed input bit flips about half of the 128 output bits.
-  const Secret a = hashSecret("127.0.0.1:4000"), b = hashSecret("127.0.0.1:4001");
+  const Secret a = deriveSecret("127.0.0.1:4000"), b = deriveSecret("127.0.0.1:4001");
   int flipped = 0;
   for (size_t i = 0; i < a.size(); ++i) flipped += __builtin_popcount(static_cast<unsigned>(a[i] ^ b[i]));
   EXPECT_GT(flipped, 40);

@@ -101,6 +101,26 @@ TEST(LivenessWire, CutsOversizedFields) {
   EXPECT_EQ(got.value().fates[0].text.size(), liveness::kMaxFateText);
 }
 
+// The tag: the sealed bytes verify under their key only; any changed byte, or another key, fails.
+TEST(LivenessWire, SealedDatagramsFailUnderAnotherKeyOrAnyChange) {
+  const uint8_t secret[16] = {9};
+  const auth::Key key = Liveness::tagKey(secret, sizeof(secret), "tag"),
+                  other = Liveness::tagKey(secret, sizeof(secret), "tag2");
+  Bytes b = liveness::encode(sample());
+  const size_t plain = b.size();
+  liveness::seal(&b, key);
+  ASSERT_EQ(b.size(), plain + liveness::kTagBytes);
+  EXPECT_TRUE(liveness::tagValid(b.data(), b.size(), key));
+  EXPECT_FALSE(liveness::tagValid(b.data(), b.size(), other));
+  EXPECT_FALSE(liveness::tagValid(b.data(), plain, key)) << "unsealed";
+  for (size_t i = 0; i < b.size(); i += 7) {
+    Bytes m = b;
+    m[i] ^= 0x01;
+    EXPECT_FALSE(liveness::tagValid(m.data(), m.size(), key)) << "byte " << i << " changed";
+  }
+  EXPECT_FALSE(liveness::tagValid(b.data(), 3, key));
+}
+
 // Ranks reachable from `from` over the watch graph without passing through `removed`.
 size_t reachable(int nranks, int from, const std::set<int>& removed) {
   std::vector<bool> seen(static_cast<size_t>(nranks));

@@ -42,6 +42,13 @@ Status TcpConnection::poll() {
     fd_ = Fd(fd);
     noteProgress();
   }
+  if (hello_) {
+    MYR_TRY(
+        hello_->step(fd_.get()).addContext("tcp: hello to " + peer_.describe() + " at " + peer_.tcpAddr.toString()));
+    if (!hello_->done()) return Status::ok();
+    hello_.reset();
+    noteProgress();
+  }
   MYR_TRY(pollSends());
   return pollRecvs();
 }
@@ -114,7 +121,7 @@ Status TcpConnection::pollRecvs() {
 }
 
 Status TcpConnection::checkAlive() {
-  if (fd_.get() < 0) return Status::ok();  // not accepted yet: the silence deadline covers it
+  if (fd_.get() < 0 || hello_) return Status::ok();  // not accepted yet: the silence deadline covers it
   char b;
   ssize_t k = recv(fd_.get(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
   if (k == 0) return ioError("connection to", 0);

@@ -19,7 +19,8 @@ bool wouldBlock(int err) {
 }
 }  // namespace
 
-TcpLane::TcpLane(int fd, uint16_t port, bool connecting, std::vector<uint8_t> hello, std::string peer, Status pending)
+TcpLane::TcpLane(int fd, uint16_t port, bool connecting, std::unique_ptr<Handshake> hello, std::string peer,
+                 Status pending)
     : fd_(fd),
       port_(port),
       connecting_(connecting),
@@ -74,10 +75,13 @@ Status TcpLane::finishConnect() {
 }
 
 Status TcpLane::write() {
-  while (helloDone_ < hello_.size()) {
-    ssize_t k = send(fd_.get(), hello_.data() + helloDone_, hello_.size() - helloDone_, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (k < 0) return wouldBlock(errno) ? Status::ok() : ioError("hello to", errno);
-    helloDone_ += static_cast<size_t>(k);
+  if (hello_) {
+    Status s = hello_->step(fd_.get());
+    if (!s.isOk())
+      return Status(s.code(),
+                    "tcp: hello to " + peer_ + " (path from port " + std::to_string(port_) + "): " + s.message());
+    if (!hello_->done()) return Status::ok();
+    hello_.reset();
   }
   while (!out_.empty()) {
     Out& o = out_.front();
@@ -105,6 +109,7 @@ Status TcpLane::write() {
 }
 
 Status TcpLane::read(mp::LaneEvents& ev) {
+  if (hello_) return Status::ok();  // the hello's bytes are its own (write() runs it)
   size_t budget = kReadBudget;
   while (budget > 0 && !bye) {
     if (!inPayload_) {
@@ -192,8 +197,8 @@ Result<std::unique_ptr<mp::Lane>> TcpLaneFactory::open(uint16_t port) {
   if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&peer_.tcpAddr.ss), peer_.tcpAddr.len) != 0 &&
       errno != EINPROGRESS)
     pending = systemError("tcp: connect to " + peer_.describe() + " at " + peer_.tcpAddr.toString(), errno);
-  return std::unique_ptr<mp::Lane>(
-      new TcpLane(fd.release(), port, true, transport_->laneHello(peer_.rank), peer_.describe(), std::move(pending)));
+  return std::unique_ptr<mp::Lane>(new TcpLane(fd.release(), port, true, transport_->openHello(peer_.rank, true),
+                                               peer_.describe(), std::move(pending)));
 }
 
 Result<std::unique_ptr<mp::Lane>> TcpLaneFactory::accept() {
@@ -202,7 +207,7 @@ Result<std::unique_ptr<mp::Lane>> TcpLaneFactory::accept() {
   SockAddr from;
   from.len = sizeof(from.ss);
   getpeername(fd, reinterpret_cast<sockaddr*>(&from.ss), &from.len);
-  return std::unique_ptr<mp::Lane>(new TcpLane(fd, from.port(), false, {}, peer_.describe(), Status::ok()));
+  return std::unique_ptr<mp::Lane>(new TcpLane(fd, from.port(), false, nullptr, peer_.describe(), Status::ok()));
 }
 
 bool TcpLaneFactory::peerGone(const Status& laneError) const {

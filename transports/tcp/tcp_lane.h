@@ -5,9 +5,11 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "base/hello.h"
 #include "base/socket.h"
 #include "rendezvous/peer_info.h"
 #include "transports/multipath/lane.h"
@@ -18,17 +20,17 @@ class TcpTransport;
 
 class TcpLane final : public mp::Lane {
  public:
-  // fd: connecting (outgoing, `hello` written first once connected) or accepted (incoming, empty hello).
-  // A non-ok `pending` is reported by the first poll (a connect that failed at once).
-  TcpLane(int fd, uint16_t port, bool connecting, std::vector<uint8_t> hello, std::string peer, Status pending);
+  // fd: connecting (outgoing, `hello` run to the end once connected, before any frame) or accepted
+  // (incoming, hello done by the transport: null). A non-ok `pending` is reported by the first poll.
+  TcpLane(int fd, uint16_t port, bool connecting, std::unique_ptr<Handshake> hello, std::string peer, Status pending);
   uint16_t port() const override { return port_; }
-  bool ready() const override { return !connecting_ && helloDone_ == hello_.size(); }
+  bool ready() const override { return !connecting_ && !hello_; }
   bool canPost() const override { return ready() && dataQueued_ < 2; }
   void postData(const mp::FrameHeader& h, const void* payload) override;
   void postControl(const mp::FrameHeader& h) override;
   bool cancel(uint64_t op, uint32_t index) override;
   bool holds(uint64_t op) const override;
-  bool flushed() const override { return out_.empty() && helloDone_ == hello_.size(); }
+  bool flushed() const override { return out_.empty() && !hello_; }
   Status poll(mp::LaneEvents& events) override;
   // kStuck: bytes are unacknowledged and the kernel has heard no ack for max(0.5 s, 2 RTOs).
   mp::Delivery delivery() const override;
@@ -49,8 +51,7 @@ class TcpLane final : public mp::Lane {
   Fd fd_;
   uint16_t port_;
   bool connecting_;
-  std::vector<uint8_t> hello_;
-  size_t helloDone_ = 0;
+  std::unique_ptr<Handshake> hello_;
   std::deque<Out> out_;
   int dataQueued_ = 0;
   std::string peer_;

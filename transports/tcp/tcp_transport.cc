@@ -14,10 +14,18 @@
 
 namespace myriad {
 namespace {
-constexpr uint32_t kHelloMagic = 0x5459594d;      // "MYYT": the one connection of a pair
-constexpr uint32_t kLaneHelloMagic = 0x4c59594d;  // "MYYL": one lane of a path set
-constexpr size_t kHelloBytes = 4 + 16 + 4 + 4;
+// Version 1 hellos (the secret in clear), refused by name.
+constexpr uint32_t kLegacyHelloMagic = 0x5459594d;      // "MYYT": the one connection of a pair
+constexpr uint32_t kLegacyLaneHelloMagic = 0x4c59594d;  // "MYYL": one lane of a path set
+constexpr uint8_t kConnKind = 'T', kLaneKind = 'L';     // the ident's first byte
 constexpr int kHelloTimeoutMs = 10000;
+
+HelloIdent identOf(uint8_t kind, int32_t src, int32_t dst) {
+  HelloIdent id{kind};
+  std::memcpy(id.data() + 4, &src, 4);
+  std::memcpy(id.data() + 8, &dst, 4);
+  return id;
+}
 constexpr auto kAcceptEvery = std::chrono::microseconds(500);
 }  // namespace
 
@@ -27,6 +35,8 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::create(TransportContext ctx,
   addr.setPort(static_cast<uint16_t>(t->ctx_.config->netListenPort));
   MYR_ASSIGN_OR_RETURN(int fd, listenOn(&addr, 1024));
   t->listen_ = Fd(fd);
+  t->helloKey_ =
+      auth::deriveKey(t->ctx_.secret.data(), t->ctx_.secret.size(), "myriad tcp hello v2 " + t->ctx_.commTag);
   MYR_TRY(setNonBlocking(fd, true));
   self->tcpAddr = addr;
   t->self_ = addr;
@@ -45,15 +55,9 @@ Status TcpTransport::tuneSocket(int fd) const {
   return setNonBlocking(fd, true);
 }
 
-std::vector<uint8_t> TcpTransport::laneHello(int peer) const {
-  std::vector<uint8_t> hello(kHelloBytes);
-  uint32_t magic = kLaneHelloMagic;
-  int32_t src = ctx_.rank, dst = peer;
-  std::memcpy(hello.data(), &magic, 4);
-  std::memcpy(hello.data() + 4, ctx_.secret.data(), 16);
-  std::memcpy(hello.data() + 20, &src, 4);
-  std::memcpy(hello.data() + 24, &dst, 4);
-  return hello;
+std::unique_ptr<Handshake> TcpTransport::openHello(int peer, bool lane) const {
+  return std::make_unique<Handshake>(Handshake::Role::kOpener, helloKey_,
+                                     identOf(lane ? kLaneKind : kConnKind, ctx_.rank, peer));
 }
 
 Result<std::unique_ptr<Connection>> TcpTransport::connect(const PeerInfo& peer) {
@@ -78,18 +82,12 @@ Result<std::unique_ptr<Connection>> TcpTransport::connect(const PeerInfo& peer) 
   if (peer.rank < ctx_.rank) return std::unique_ptr<Connection>(new TcpConnection(peer, -1, this));
   MYR_ASSIGN_OR_RETURN(int raw, connectTo(peer.tcpAddr, deadlineIn(ctx_.config->initTimeoutMs), ctx_.abort));
   Fd fd(raw);
-  uint8_t hello[kHelloBytes];
-  uint32_t magic = kHelloMagic;
-  int32_t src = ctx_.rank, dst = peer.rank;
-  std::memcpy(hello, &magic, 4);
-  std::memcpy(hello + 4, ctx_.secret.data(), 16);
-  std::memcpy(hello + 20, &src, 4);
-  std::memcpy(hello + 24, &dst, 4);
   MYR_TRY(tuneSocket(fd.get()));
-  MYR_TRY(sendAll(fd.get(), hello, sizeof(hello), deadlineIn(ctx_.config->timeoutMs), peer.describe())
-              .addContext("tcp: hello"));
+  // The Open goes now; the peer answers when it next polls, and our poll() sends the proof.
+  auto hello = openHello(peer.rank, false);
+  MYR_TRY(hello->step(fd.get()).addContext("tcp: hello to " + peer.describe()));
   MYR_LOG(kInfo, kNet, ctx_.rank, "tcp: connected to " + peer.describe() + " at " + peer.tcpAddr.toString());
-  return std::unique_ptr<Connection>(new TcpConnection(peer, fd.release(), this));
+  return std::unique_ptr<Connection>(new TcpConnection(peer, fd.release(), this, std::move(hello)));
 }
 
 void TcpTransport::acceptNew() {
@@ -105,35 +103,24 @@ void TcpTransport::acceptNew() {
     p.fd = Fd(fd);
     p.from = from.toString();
     p.since = Clock::now();
+    p.hello = std::make_unique<Handshake>(Handshake::Role::kAccepter, helloKey_, HelloIdent{},
+                                          std::vector<uint32_t>{kLegacyHelloMagic, kLegacyLaneHelloMagic});
     pending_.push_back(std::move(p));
   }
 }
 
 void TcpTransport::readHellos() {
   for (auto& p : pending_) {
-    while (p.fd.get() >= 0 && p.got < kHelloBytes) {
-      ssize_t n = recv(p.fd.get(), p.hello + p.got, kHelloBytes - p.got, MSG_DONTWAIT);
-      if (n > 0) {
-        p.got += static_cast<size_t>(n);
-        continue;
-      }
-      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) p.fd.reset();
-      break;
-    }
-    std::string why;
-    if (p.fd.get() >= 0 && p.got == kHelloBytes) {
-      uint32_t magic;
+    Status s = p.hello->step(p.fd.get());
+    std::string why = s.isOk() ? "" : s.message();
+    if (why.empty() && p.hello->done()) {
+      const HelloIdent& id = p.hello->ident();
       int32_t src, dst;
-      std::array<uint8_t, 16> secret;
-      std::memcpy(&magic, p.hello, 4);
-      std::memcpy(secret.data(), p.hello + 4, 16);
-      std::memcpy(&src, p.hello + 20, 4);
-      std::memcpy(&dst, p.hello + 24, 4);
-      bool lane = magic == kLaneHelloMagic;
-      if (magic != kHelloMagic && !lane)
-        why = "not a Myriad hello";
-      else if (!secretEquals(secret, ctx_.secret))
-        why = "wrong secret (not a member of this communicator)";
+      std::memcpy(&src, id.data() + 4, 4);
+      std::memcpy(&dst, id.data() + 8, 4);
+      bool lane = id == identOf(kLaneKind, src, dst);
+      if (!lane && id != identOf(kConnKind, src, dst))
+        why = "hello names no tcp connection kind";
       else if (lane && (dst != ctx_.rank || src < 0 || src >= ctx_.nranks || src == ctx_.rank))
         why = "lane hello names ranks " + std::to_string(src) + "->" + std::to_string(dst);
       else if (!lane && (dst != ctx_.rank || src < 0 || src >= ctx_.rank))
@@ -141,15 +128,15 @@ void TcpTransport::readHellos() {
       else if (!lane && ready_.count(src))
         why = "a second connection from rank " + std::to_string(src);
       if (why.empty()) {
-        Status s = tuneSocket(p.fd.get());
-        if (s.isOk() && lane)
+        Status t = tuneSocket(p.fd.get());
+        if (t.isOk() && lane)
           lanes_[src].push_back(std::move(p.fd));
-        else if (s.isOk())
+        else if (t.isOk())
           ready_[src] = std::move(p.fd);
         else
-          why = s.message();
+          why = t.message();
       }
-    } else if (p.fd.get() >= 0 && msSince(p.since) > kHelloTimeoutMs) {
+    } else if (why.empty() && msSince(p.since) > kHelloTimeoutMs) {
       why = "no hello within 10 s";
     }
     if (!why.empty()) {

@@ -1,10 +1,11 @@
 // tcp: the transport that reaches every peer. One listener per communicator; the lower rank of a pair
-// connects and opens with a hello (magic, the communicator's secret, both ranks), the higher rank accepts
-// lazily from poll(), so connection set-up never waits on the peer's thread. Unauthenticated or malformed
-// connections are dropped and logged. With MYRIAD_NET_PATHS=1 the data path is one non-blocking socket per
-// pair, one frame per message: header {magic, tag, bytes} then the payload, written and read straight from the
-// user's buffer. With more paths, each rank opens its own lanes (tcp_lane.h) to the peer, from chosen source
-// ports, with a lane hello, and a MultipathConnection (transports/multipath) drives them.
+// connects and opens with the challenge-response hello (base/hello.h; ident: kind, both ranks; the key is
+// derived from the communicator's secret and tag), the higher rank accepts and answers lazily from poll(),
+// so connection set-up never waits on the peer's thread: the opener finishes its side from its own poll().
+// Unauthenticated or malformed connections are dropped and logged. With MYRIAD_NET_PATHS=1 the data path is one
+// non-blocking socket per pair, one frame per message: header {magic, tag, bytes} then the payload, written and read
+// straight from the user's buffer. With more paths, each rank opens its own lanes (tcp_lane.h) to the peer, from chosen
+// source ports, with a lane hello, and a MultipathConnection (transports/multipath) drives them.
 #pragma once
 
 #include <deque>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/hello.h"
 #include "base/socket.h"
 #include "core/transport.h"
 
@@ -30,8 +32,8 @@ class TcpTransport final : public Transport {
   Result<int> takeAccepted(int rank);
   // Never blocks: the next authenticated lane socket `rank` opened to us, or -1.
   Result<int> takeLane(int rank);
-  // The hello that opens a lane toward `peer`.
-  std::vector<uint8_t> laneHello(int peer) const;
+  // The opener's side of the hello of a connection (lane: one lane of a path set) toward `peer`.
+  std::unique_ptr<Handshake> openHello(int peer, bool lane) const;
   const SockAddr& selfAddress() const { return self_; }
   Status tuneSocket(int fd) const;
 
@@ -40,14 +42,14 @@ class TcpTransport final : public Transport {
     Fd fd;
     std::string from;
     Clock::time_point since;
-    uint8_t hello[32];
-    size_t got = 0;
+    std::unique_ptr<Handshake> hello;
   };
   explicit TcpTransport(TransportContext ctx) : ctx_(std::move(ctx)) {}
   void acceptNew();  // at most every kAcceptEvery: every poll of every lane set comes through here
   void readHellos();
 
   TransportContext ctx_;
+  auth::Key helloKey_{};
   Fd listen_;
   std::vector<Pending> pending_;
   std::map<int, Fd> ready_;              // authenticated, by rank
@@ -58,15 +60,19 @@ class TcpTransport final : public Transport {
 
 class TcpConnection final : public Connection {
  public:
-  // fd < 0: waits for the peer to connect (accepted through `transport`).
-  TcpConnection(const PeerInfo& peer, int fd, TcpTransport* transport)
-      : Connection(peer), fd_(fd), transport_(transport) {}
+  // fd < 0: waits for the peer to connect (accepted through `transport`); else `hello` is this side's
+  // hello on fd, finished by poll() before any frame moves.
+  TcpConnection(const PeerInfo& peer, int fd, TcpTransport* transport, std::unique_ptr<Handshake> hello = nullptr)
+      : Connection(peer), fd_(fd), transport_(transport), hello_(std::move(hello)) {}
   Status postSend(Request* r) override;
   Status postRecv(Request* r) override;
   Status poll() override;
   Status checkAlive() override;
   bool busy() const override { return !sends_.empty() || !recvs_.empty(); }
   std::string describe() const override { return "tcp: " + socketEnds(fd_.get()); }
+  // Our side of the hello: the executor drives it on every turn, requests or not, so the accepter never
+  // waits on a quiet opener for the proof.
+  bool hasBackgroundWork() const override { return hello_ != nullptr; }
 
  private:
   struct Header {
@@ -80,6 +86,7 @@ class TcpConnection final : public Connection {
 
   Fd fd_;
   TcpTransport* transport_;
+  std::unique_ptr<Handshake> hello_;
   std::deque<Request*> sends_;
   std::deque<Request*> recvs_;
   Header sendHeader_{};
