@@ -25,9 +25,9 @@ struct Options {
   uint64_t seed = 0;
   bool seedGiven = false;
   int onlyRound = -1;
-  // Healthy ranks grew by 0-4.6 MiB from 20 % into a round to its end over 30 rounds of 20 s (connections
-  // and scratch first used late), freed heap trimmed; 16 MiB leaves a margin against flakes and still
-  // catches a buffer leaked per call at once, or 1-50 KiB per call at the 400-25,000 calls of a round.
+  // After the warm-up, healthy ranks grew by 0-2.9 MiB from 20 % into a round to its end in a 10-minute run
+  // (26 rounds of 20 s; at most 0.1 MiB over shm or one tcp path, the rest with 4 tcp paths), freed heap
+  // trimmed; 16 MiB leaves a margin against flakes and catches a 64 KiB leak per call in a 15 s round.
   double rssBoundMib = 16;
 };
 
