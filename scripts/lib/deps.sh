@@ -53,7 +53,9 @@ myriad_build() {
   local launcher=()  # ccache where the machine has it (not installed by default)
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   cmake -S "$MYRIAD_ROOT" -B "$dir" -G Ninja "${launcher[@]}" "$@" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; return 1; }
-  grep -A10 "Myriad .* configuration" "$dir/configure.log" | sed 's/^-- //'
+  # The summary: its heading, the "--   name : value" lines under it and the indented list of what is left out.
+  awk '/Myriad .* configuration/ {on = 1; print; next} on && !/^(--   |    )/ {exit} on' "$dir/configure.log" |
+    sed 's/^-- //'
   cmake --build "$dir" -j "${MYRIAD_JOBS:-2}"
 }
 
