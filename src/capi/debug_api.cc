@@ -22,22 +22,23 @@ void copyOut(const std::string& text, char* buf, size_t* len) {
   }
 }
 
-}  // namespace
-
-extern "C" myrResult_t myrDebugNetPaths(myrComm_t comm, char* buf, size_t* len) {
-  if (!len) return finish(comm, invalidArgument("len is NULL"), __func__);
+// The body of a call that copies out one of the communicator's texts.
+myrResult_t debugText(myrComm_t comm, char* buf, size_t* len, std::string (Comm::*text)() const, const char* call) {
+  if (!len) return finish(comm, invalidArgument("len is NULL"), call);
   auto c = ready(comm);
-  if (!c.isOk()) return finish(comm, c.status(), __func__);
-  copyOut(c.value()->netTelemetry(), buf, len);
+  if (!c.isOk()) return finish(comm, c.status(), call);
+  copyOut((c.value()->*text)(), buf, len);
   return myrSuccess;
 }
 
+}  // namespace
+
+extern "C" myrResult_t myrDebugNetPaths(myrComm_t comm, char* buf, size_t* len) {
+  return debugText(comm, buf, len, &Comm::netTelemetry, __func__);
+}
+
 extern "C" myrResult_t myrDebugPeers(myrComm_t comm, char* buf, size_t* len) {
-  if (!len) return finish(comm, invalidArgument("len is NULL"), __func__);
-  auto c = ready(comm);
-  if (!c.isOk()) return finish(comm, c.status(), __func__);
-  copyOut(c.value()->describePeers(), buf, len);
-  return myrSuccess;
+  return debugText(comm, buf, len, &Comm::describePeers, __func__);
 }
 
 extern "C" myrResult_t myrCommDump(myrComm_t comm, const char* path) {
