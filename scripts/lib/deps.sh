@@ -1,4 +1,5 @@
-# Installs what Myriad's build, tests and demo need on a fresh Debian machine (root, apt), once.
+# Installs what Myriad's build, tests and demo need on a fresh Debian machine (root, apt), once. clang: the
+# libFuzzer targets (scripts/fuzz).
 # Sourced by scripts/demo and scripts/test; a package already present costs one dpkg query.
 # libpugixml-dev: topology files (src/topology/); openmpi-bin, libopenmpi-dev and libgloo-dev: the peer
 # benchmarks (benchmarks/peers/); iperf3 and matplotlib (pip, for the python3 on PATH): benchmarks/compare
@@ -7,7 +8,7 @@
 # nlohmann-json3-dev and graphviz: myriad-topo's --json and --png (tools/); doxygen: the API reference and its
 # check (scripts/check-api-docs, ctest api_docs). libibverbs-dev builds the rdma transport; the rest runs its
 # Soft-RoCE VM tier (tests/rdma: qemu boots Debian's kernel with rdma_rxe; perftest and tcpdump check the wire).
-myriad_apt_packages=(cmake ninja-build g++ pkg-config libssl-dev libgtest-dev libgmock-dev libcli11-dev libhwloc-dev
+myriad_apt_packages=(cmake ninja-build g++ clang pkg-config libssl-dev libgtest-dev libgmock-dev libcli11-dev libhwloc-dev
                      libpugixml-dev clang-format iproute2 procps openmpi-bin libopenmpi-dev libgloo-dev iperf3
                      nftables nlohmann-json3-dev graphviz doxygen
                      libibverbs-dev rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils

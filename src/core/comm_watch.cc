@@ -4,10 +4,19 @@
 // notice, through which a failure seen by one rank also reaches every rank. Without the liveness channel
 // silence is the only sign: after MYRIAD_TIMEOUT_MS it is blamed on the rank at the end of the chain of
 // waiters published in the store (core/blame.cc).
+#include <thread>
+
 #include "base/wire.h"
 #include "core/comm.h"
 
 namespace myriad {
+namespace {
+
+// How long a hang-up waits for a root cause on the liveness channel: several hops of a flood, far below
+// the seconds a death takes to be declared.
+constexpr int kRootCauseGraceMs = 250;
+
+}  // namespace
 
 Status Comm::checkWhileStalled(bool checkStore) {
   auto now = Clock::now();
@@ -48,10 +57,19 @@ Status Comm::learnedFailure(const Bytes& notice) {
 
 Status Comm::failDetected(Status detected) {
   if (errors_.aborted()) return errors_.fail(detected);
-  // With the liveness channel a root cause found elsewhere has already arrived over it. Without: a peer that
-  // vanished or hung up may only be reacting to an earlier failure elsewhere (survivors exit once they have
-  // their error): when another rank has already published a root cause in the store, report that one.
-  if (liveness_) return fail(std::move(detected));
+  // A peer that vanished or hung up may only be reacting to an earlier failure elsewhere: survivors exit once
+  // they have their error, and the one that exits first turns the others' next connect or read into "refused"
+  // or "reset". Such a survivor announced its root cause before it could exit, so with the liveness channel
+  // the cause is at most a few datagram hops behind the hang-up: wait for it briefly (this rank fails either
+  // way; only the error's text is at stake). Without the channel, the store holds the first cause.
+  if (liveness_) {
+    if (detected.code() == Code::kRemoteError) {
+      const auto until = Clock::now() + std::chrono::milliseconds(kRootCauseGraceMs);
+      while (!errors_.aborted() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (errors_.aborted()) return errors_.fail(detected);
+    }
+    return fail(std::move(detected));
+  }
   auto notice = store_->tryGet("abort");
   if (notice.isOk()) return learnedFailure(notice.value());
   return fail(std::move(detected));

@@ -9,8 +9,9 @@
 #include "exec/float_formats.h"
 
 // The clones are chosen by an ifunc resolver that the dynamic loader runs while relocating, before the
-// ThreadSanitizer runtime has started; instrumented, it crashes there. A TSan build has the baseline only.
-#if defined(__SANITIZE_THREAD__)
+// ThreadSanitizer runtime has started; instrumented, it crashes there. A TSan build has the baseline only, as
+// has a clang build (the fuzz targets), which cannot combine target_clones with flatten.
+#if defined(__SANITIZE_THREAD__) || defined(__clang__)
 #define MYR_CLONES flatten
 #else
 #define MYR_CLONES target_clones("avx2", "default"), flatten

@@ -11,6 +11,7 @@
 #include "base/hello.h"
 #include "base/socket.h"
 #include "rendezvous/store.h"
+#include "rendezvous/store_request.h"
 #include "rendezvous/unique_id.h"
 
 namespace myriad {
@@ -50,7 +51,6 @@ constexpr uint32_t kHelloKind = 0x53;               // 'S': the ident's first by
 // The hello's key and ident for a store of this secret.
 auth::Key helloKey(const Secret& secret);
 HelloIdent helloIdent();
-constexpr uint8_t kSet = 1, kGetWait = 2, kTryGet = 3;
 }  // namespace storeproto
 
 }  // namespace myriad

@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/wire.h"
 #include "rendezvous/peer_info.h"
+#include "rendezvous/store_request.h"
 #include "rendezvous/tcp_store.h"
 
 namespace myriad {
@@ -72,8 +73,20 @@ class Server {
     }
   }
 
+  // Every drop is logged until kDropsInFull; after that (a scanner, a flood) one line per kDropLogEvery says
+  // how many more there were, so that a flood cannot fill the log.
   void drop(Client& c, const std::string& why) {
-    MYR_LOG(kWarn, kBoot, -1, "rendezvous " + where_ + ": dropped connection from " + c.peer + ": " + why);
+    ++drops_;
+    if (drops_ <= kDropsInFull) {
+      MYR_LOG(kWarn, kBoot, -1, "rendezvous " + where_ + ": dropped connection from " + c.peer + ": " + why);
+    } else if (Clock::now() - lastDropLog_ >= kDropLogEvery) {
+      MYR_LOG(kWarn, kBoot, -1,
+              "rendezvous " + where_ + ": dropped " + std::to_string(drops_ - dropsLogged_) +
+                  " more connections (the last from " + c.peer + ": " + why + "); " + std::to_string(drops_) +
+                  " in all");
+      dropsLogged_ = drops_;
+      lastDropLog_ = Clock::now();
+    }
     c.dead = true;
     c.fd.reset();
   }
@@ -112,39 +125,23 @@ class Server {
 
   // Handles one complete message at c.in[*used...]; false when more bytes are needed (or c was dropped).
   bool parseOne(Client& c, size_t* used) {
-    const uint8_t* p = c.in.data() + *used;
-    size_t n = c.in.size() - *used;
-    if (n < 5) return false;
-    uint8_t op = p[0];
-    uint32_t keyLen;
-    std::memcpy(&keyLen, p + 1, 4);
-    if (op < storeproto::kSet || op > storeproto::kTryGet)
-      return drop(c, "unknown request " + std::to_string(op)), false;
-    if (keyLen == 0 || keyLen > kMaxStoreKey) return drop(c, "bad key length"), false;
-    if (n < 5 + keyLen) return false;
-    std::string key(reinterpret_cast<const char*>(p + 5), keyLen);
-    if (!checkStoreKey(key).isOk()) return drop(c, "bad key"), false;
-    size_t need = 5 + keyLen;
-    if (op == storeproto::kSet) {
-      if (n < need + 8) return false;
-      uint64_t len;
-      std::memcpy(&len, p + need, 8);
-      if (len > kMaxStoreValue) return drop(c, "oversized value"), false;
-      if (n < need + 8 + len) return false;
-      kv_[key] = Bytes(p + need + 8, p + need + 8 + len);
-      need += 8 + len;
+    storeproto::Request req = storeproto::parseRequest(c.in.data() + *used, c.in.size() - *used);
+    if (req.parse == storeproto::Request::Parse::kBad) return drop(c, req.why), false;
+    if (req.parse == storeproto::Request::Parse::kNeedMore) return false;
+    if (req.op == storeproto::kSet) {
+      kv_[req.key] = Bytes(req.value, req.value + req.valueBytes);
       reply(c, true, nullptr);
-      wakeWaiters(key);
+      wakeWaiters(req.key);
     } else {
-      auto it = kv_.find(key);
+      auto it = kv_.find(req.key);
       if (it != kv_.end())
         reply(c, true, &it->second);
-      else if (op == storeproto::kTryGet)
+      else if (req.op == storeproto::kTryGet)
         reply(c, false, nullptr);
       else
-        waiters_[key].push_back(&c);
+        waiters_[req.key].push_back(&c);
     }
-    *used += need;
+    *used += req.used;
     return true;
   }
 
@@ -183,8 +180,14 @@ class Server {
     c.outOff = 0;
   }
 
+  static constexpr uint64_t kDropsInFull = 20;
+  static constexpr auto kDropLogEvery = std::chrono::seconds(10);
+
   Fd listen_;
   auth::Key key_;
+  uint64_t drops_ = 0;
+  uint64_t dropsLogged_ = kDropsInFull;
+  Clock::time_point lastDropLog_{};
   std::string where_;
   std::list<Client> clients_;  // a list: waiters hold pointers to clients
   std::map<std::string, Bytes> kv_;

@@ -51,6 +51,7 @@ Status readMatrix(const XmlDoc& doc, pugi::xml_node m, const std::map<uint64_t, 
       if (!mbps || a < 0 || b < 0 || a == b) continue;
       if (topo.nodes[a].kind == NodeKind::kCpu && topo.nodes[b].kind == NodeKind::kCpu) continue;
       if (topo.nodes[a].kind == NodeKind::kCpu) std::swap(a, b);  // the GPU end first, as in NCCL XML
+      if (topo.nvlinkBetween(a, b)) continue;  // two indexes of one object: one link, as the NCCL reader keeps
       Link l;
       l.kind = LinkKind::kNvlink;
       l.a = a;

@@ -1,6 +1,8 @@
 // Writes NCCL topology XML: <cpu> roots, the <pci> tree with class, ids and link speed, <gpu> with
 // <nvlink> (each GPU lists every NVLink it has, as NCCL's dumps do) and <nic>/<net>. NVSwitches that are
 // only NVLink ends appear as nvlink targets with their class, which is how the reader recreates them.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -56,11 +58,19 @@ class NcclWriter {
     }
   }
 
+  // The class a reader needs to recreate the node's kind: a GPU or NVSwitch whose class is unknown or
+  // another (hwloc may give none) is written with its kind's class, as the <pci> and as an <nvlink> target.
+  static uint32_t writtenClass(const Node& n) {
+    if (n.kind == NodeKind::kNvSwitch && (n.pciClass >> 8) != 0x0680) return 0x068000;
+    if (n.kind == NodeKind::kGpu && (n.pciClass >> 16) != 0x03) return 0x030200;
+    return n.pciClass;
+  }
+
   void writePci(int i, int depth) {
     const Node& n = topo_.nodes[i];
     std::string pad(2 * depth, ' ');
     out_ += pad + "<pci" + attr("busid", n.busId);
-    if (n.pciClass) out_ += attr("class", hex(n.pciClass, 6));
+    if (uint32_t c = writtenClass(n)) out_ += attr("class", hex(c, 6));
     if (n.vendor) out_ += attr("vendor", hex(n.vendor, 4));
     if (n.device) out_ += attr("device", hex(n.device, 4));
     if (n.subsystemVendor) out_ += attr("subsystem_vendor", hex(n.subsystemVendor, 4));
@@ -84,16 +94,32 @@ class NcclWriter {
     out_ += ">\n";
     for (const Link& l : topo_.links) {
       if (l.kind != LinkKind::kNvlink || (l.a != i && l.b != i)) continue;
-      const Node& other = topo_.nodes[l.a == i ? l.b : l.a];
-      // An NVLink to a CPU has no bus id of its own; NCCL spells the CPU end as a bridge class.
+      const int otherIndex = l.a == i ? l.b : l.a;
+      const Node& other = topo_.nodes[otherIndex];
+      // An NVLink to a CPU has no bus id of its own; NCCL spells the CPU end as a bridge class, which names
+      // the GPU's own CPU: a link to another CPU (not in real machines; hwloc files can say so) cannot be
+      // written.
+      if (other.kind == NodeKind::kCpu && otherIndex != cpuOf(i)) continue;
       std::string target = other.kind == NodeKind::kCpu ? "ffffffff:ff:ff.f" : other.busId;
-      uint32_t tclass = other.kind == NodeKind::kCpu ? 0x060400 : other.pciClass;
-      if (other.kind == NodeKind::kNvSwitch && (tclass >> 8) != 0x0680) tclass = 0x068000;
-      if (other.kind == NodeKind::kGpu && (tclass >> 16) != 0x03) tclass = 0x030200;
-      out_ += pad + "  <nvlink" + attr("target", target) + attr("count", std::to_string(l.count)) +
+      uint32_t tclass = other.kind == NodeKind::kCpu ? 0x060400 : writtenClass(other);
+      out_ += pad + "  <nvlink" + attr("target", target) + attr("count", std::to_string(linkCount(l, n))) +
               attr("tclass", hex(tclass, 6)) + "/>\n";
     }
     out_ += pad + "</gpu>\n";
+  }
+
+  int cpuOf(int node) const {
+    while (node >= 0 && topo_.nodes[node].kind != NodeKind::kCpu) node = topo_.nodes[node].parent;
+    return node;
+  }
+
+  // NCCL XML counts NVLinks; hwloc gives only a bandwidth (count 0): then the count that bandwidth makes at
+  // the GPU's per-link rate, 25 GB/s (NVLink 2 to 4) when the GPU's generation is unknown.
+  static int linkCount(const Link& l, const Node& gpu) {
+    if (l.count > 0) return std::min(l.count, 64);
+    double per = nvlinkGbpsPerLink(gpu.sm);
+    if (per <= 0) per = 25.0;
+    return static_cast<int>(std::clamp(std::lround(l.gbps / per), 1L, 64L));
   }
 
   void writeNic(int i, int depth) {

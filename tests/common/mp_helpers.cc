@@ -2,6 +2,11 @@
 // `count`, so results left unwritten, stale or written out of bounds are all caught.
 #include "tests/common/mp_helpers.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -191,6 +196,55 @@ std::string expectError(const char* what, myrResult_t got, myrResult_t want, myr
   if (!containsWord(last, word))
     return std::string(what) + ": the last error \"" + last + "\" does not mention " + word;
   return "";
+}
+
+int loopbackSocket(bool keepListening, int* port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || (keepListening && listen(fd, 4) != 0)) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  *port = ntohs(a.sin_port);
+  if (keepListening) return fd;
+  close(fd);
+  return 0;
+}
+
+std::string commIdFor(int port) {
+  return "127.0.0.1:" + std::to_string(port);
+}
+
+std::string joinByCommId(const std::string& commId, int nranks, int rank, myrComm_t* comm) {
+  setenv("MYRIAD_COMM_ID", commId.c_str(), 1);
+  setenv("MYRIAD_INIT_TIMEOUT_MS", "20000", 1);
+  myrUniqueId id;
+  const myrResult_t res = myrGetUniqueId(&id);
+  if (res != myrSuccess) return resultText("myrGetUniqueId", res, nullptr) + ": " + myrGetLastError(nullptr);
+  const myrResult_t init = myrCommInitRank(comm, nranks, id, rank);
+  if (init == myrSuccess) return "";
+  return resultText("myrCommInitRank", init, nullptr) + ": " + myrGetLastError(nullptr);
+}
+
+std::string debugPeers(myrComm_t comm) {
+  size_t len = 0;
+  if (myrDebugPeers(comm, nullptr, &len) != myrSuccess) return "myrDebugPeers failed";
+  std::string text(len, '\0');
+  if (myrDebugPeers(comm, text.data(), &len) != myrSuccess) return "myrDebugPeers failed";
+  text.resize(len > 0 ? len - 1 : 0);
+  return text;
+}
+
+std::string peerLine(const std::string& text, int peer) {
+  const std::string head = "peer " + std::to_string(peer) + ": ";
+  const size_t at = text.find(head);
+  if (at == std::string::npos) return "";
+  const size_t end = text.find('\n', at);
+  return text.substr(at + head.size(), end == std::string::npos ? std::string::npos : end - at - head.size());
 }
 
 }  // namespace myriad::test

@@ -74,6 +74,20 @@ std::string caseName(const AllReduceCase& c);  // "float sum count 1009 in-place
 std::string runAllReduceCase(myrComm_t comm, int rank, int nranks, const AllReduceCase& c, myrStream_t stream,
                              uint64_t salt);
 
+// A loopback socket bound to port 0 (the kernel picks a free port); returns it listening when
+// `keepListening`, else closes it and returns 0 (the port is then free, barring a race). -1 on failure.
+int loopbackSocket(bool keepListening, int* port);
+// "127.0.0.1:<port>": a MYRIAD_COMM_ID on loopback.
+std::string commIdFor(int port);
+// In a child: MYRIAD_COMM_ID, then the id every rank makes for itself, then init; "" or what failed, with
+// the library's message (myrGetLastError(NULL) holds the last error of a call without a communicator).
+std::string joinByCommId(const std::string& commId, int nranks, int rank, myrComm_t* comm);
+
+// myrDebugPeers(comm) as a string (or "myrDebugPeers failed"), and its line about `peer` without "peer N: "
+// ("" when there is none).
+std::string debugPeers(myrComm_t comm);
+std::string peerLine(const std::string& text, int peer);
+
 // True when `text` contains `word`, ignoring case.
 bool containsWord(const std::string& text, const std::string& word);
 // "" when `got` is `want` and myrGetLastError(comm) mentions `word` (comm may be NULL); else what differs.

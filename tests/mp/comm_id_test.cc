@@ -21,41 +21,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A loopback socket bound to port 0 (the kernel picks a free port), left open when `keepListening`.
-int loopbackSocket(bool keepListening, int* port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || (keepListening && listen(fd, 4) != 0)) {
-    if (fd >= 0) close(fd);
-    return -1;
-  }
-  *port = ntohs(a.sin_port);
-  if (keepListening) return fd;
-  close(fd);
-  return 0;
-}
-
-std::string commIdFor(int port) {
-  return "127.0.0.1:" + std::to_string(port);
-}
-
-// In a child: MYRIAD_COMM_ID, then the id every rank makes for itself, then init; "" or what failed, with
-// the library's message (myrGetLastError(NULL) holds the last error of a call without a communicator).
-std::string joinByCommId(const std::string& commId, int nranks, int rank, myrComm_t* comm) {
-  setenv("MYRIAD_COMM_ID", commId.c_str(), 1);
-  setenv("MYRIAD_INIT_TIMEOUT_MS", "20000", 1);
-  myrUniqueId id;
-  const myrResult_t res = myrGetUniqueId(&id);
-  if (res != myrSuccess) return resultText("myrGetUniqueId", res, nullptr) + ": " + myrGetLastError(nullptr);
-  const myrResult_t init = myrCommInitRank(comm, nranks, id, rank);
-  if (init == myrSuccess) return "";
-  return resultText("myrCommInitRank", init, nullptr) + ": " + myrGetLastError(nullptr);
-}
-
 // A float sum whose exact result every rank computes locally: rank r contributes (r+1)*(i%13+1) at i.
 std::string checkedSum(myrComm_t comm, int rank, int nranks, size_t count) {
   std::vector<float> send(count), recv(count, -1.0f);

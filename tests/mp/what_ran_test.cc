@@ -18,24 +18,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string debugPeers(myrComm_t comm) {
-  size_t len = 0;
-  if (myrDebugPeers(comm, nullptr, &len) != myrSuccess) return "myrDebugPeers failed";
-  std::string text(len, '\0');
-  if (myrDebugPeers(comm, text.data(), &len) != myrSuccess) return "myrDebugPeers failed";
-  text.resize(len > 0 ? len - 1 : 0);
-  return text;
-}
-
-// The line of myrDebugPeers about `peer`, without "peer N: ".
-std::string peerLine(const std::string& text, int peer) {
-  const std::string head = "peer " + std::to_string(peer) + ": ";
-  const size_t at = text.find(head);
-  if (at == std::string::npos) return "";
-  const size_t end = text.find('\n', at);
-  return text.substr(at + head.size(), end == std::string::npos ? std::string::npos : end - at - head.size());
-}
-
 // The decimal number right after `before` in `line`, or -1. (No std::regex: GCC 12 warns inside it under
 // the sanitizer builds' -O1, and the warnings are errors.)
 long long numberAfter(const std::string& line, const std::string& before) {

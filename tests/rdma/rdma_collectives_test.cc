@@ -65,5 +65,34 @@ std::vector<RdmaParam> params() {
 
 INSTANTIATE_TEST_SUITE_P(Rxe, RdmaCollectives, testing::ValuesIn(params()), paramName);
 
+// What ran: after an all-reduce the peer is reached over rdma, from this rank's device to the peer's, on
+// the QPs asked for (plus the spares), ready; not over tcp or shm.
+TEST(RdmaWhatRan, PeersAreReachedOverRdmaQps) {
+  if (!rxeReady()) GTEST_SKIP() << "needs Soft-RoCE devices rxe1/rxe2 (run inside tests/rdma/vm/run-in-vm --rxe)";
+  constexpr int kQps = 3;
+  auto body = [&](int rank, const myrUniqueId& id) -> int {
+    useRdma(rank, kQps);
+    return runInChild(2, rank, id, false, [&](myrComm_t comm, myrStream_t stream) -> std::string {
+      std::string err = runAllReduceCase(comm, rank, 2, {myrFloat32, myrSum, 1 << 18, false}, stream, 5);
+      if (!err.empty()) return err;
+      const std::string text = debugPeers(comm);
+      const std::string line = peerLine(text, 1 - rank);
+      const std::string mine = rank == 0 ? "rxe1" : "rxe2", theirs = rank == 0 ? "rxe2" : "rxe1";
+      if (line.rfind("rdma: ", 0) != 0) return "the peer is not reached over rdma: " + text;
+      if (line.find(" via " + mine + ":1 -> " + theirs) == std::string::npos)
+        return "not " + mine + " to " + theirs + ": " + line;
+      const size_t qps = line.find(" RC QPs");
+      const size_t from = line.rfind(", ", qps);
+      if (qps == std::string::npos || from == std::string::npos ||
+          std::stoi(line.substr(from + 2, qps - from - 2)) < kQps)
+        return "fewer than " + std::to_string(kQps) + " QPs: " + line;
+      if (line.find(", ready") == std::string::npos) return "the connection is not ready: " + line;
+      return "";
+    });
+  };
+  const ForkOutcome out = forkRanks(2, body, 120s, testSeed());
+  ASSERT_TRUE(out.allSucceeded()) << out.describeFailures();
+}
+
 }  // namespace
 }  // namespace myriad::test

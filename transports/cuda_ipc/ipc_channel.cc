@@ -6,68 +6,13 @@
 
 #include "base/wire.h"
 #include "transports/cuda_ipc/fd_socket.h"
+#include "transports/cuda_ipc/ipc_hello.h"
 
 namespace myriad {
 namespace {
 
-constexpr uint32_t kMagic = 0x4d594456;  // "MYDV"
-constexpr uint32_t kVersion = 2;
-constexpr size_t kMaxBlob = 256;
-// magic, version, rank, pid, slots, slotBytes, bytes, mapBytes, base, blob length: the fixed part of a hello.
-constexpr size_t kHelloBytes = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 8 + 8 + 4;
-// The most an allocation may exceed the inbox it holds (a device's allocation granularity: 2 MiB on NVIDIA GPUs).
-constexpr uint64_t kMaxRounding = uint64_t{1} << 30;
-
-struct Hello {
-  int32_t rank = -1, pid = 0;
-  ChannelLayout layout;
-  uint64_t bytes = 0;     // the inbox's
-  uint64_t mapBytes = 0;  // the exported allocation's (the inbox rounded up to the device's granularity)
-  uint64_t base = 0;
-  std::vector<uint8_t> blob;
-};
-
-std::vector<uint8_t> encode(const Hello& h) {
-  Writer w;
-  w.u32(kMagic);
-  w.u32(kVersion);
-  w.i32(h.rank);
-  w.i32(h.pid);
-  w.u32(h.layout.slots);
-  w.u64(h.layout.slotBytes);
-  w.u64(h.bytes);
-  w.u64(h.mapBytes);
-  w.u64(h.base);
-  w.u32(static_cast<uint32_t>(h.blob.size()));
-  Bytes out = w.bytes();
-  out.insert(out.end(), h.blob.begin(), h.blob.end());
-  return out;
-}
-
-// What a hello from `peer` must be; anything else is an error that names the peer, nothing is mapped.
-Result<Hello> decode(const std::vector<uint8_t>& bytes, int peer, const std::string& who) {
-  Reader r(bytes);
-  Hello h;
-  uint32_t magic = r.u32(), version = r.u32();
-  h.rank = r.i32();
-  h.pid = r.i32();
-  h.layout.slots = r.u32();
-  h.layout.slotBytes = r.u64();
-  h.bytes = r.u64();
-  h.mapBytes = r.u64();
-  h.base = r.u64();
-  uint32_t blob = r.u32();
-  if (r.failed() || magic != kMagic || version != kVersion)
-    return invalidUsage("device memory exchange with " + who + ": not a Myriad hello (version mismatch?)");
-  if (h.rank != peer)
-    return invalidUsage("device memory exchange with " + who + ": it says it is rank " + std::to_string(h.rank));
-  if (h.layout.slots < 1 || h.layout.slots > 1024 || h.layout.slotBytes < 256 || h.layout.slotBytes % 256 != 0 ||
-      h.layout.slotBytes > (uint64_t{1} << 30) || h.bytes != h.layout.bytes() || blob > kMaxBlob ||
-      (h.mapBytes != 0 && (h.mapBytes < h.bytes || h.mapBytes - h.bytes > kMaxRounding)))
-    return invalidUsage("device memory exchange with " + who + ": malformed inbox description");
-  h.blob.resize(blob);
-  return h;
-}
+using ipc::Hello;
+using ipc::kHelloBytes;
 
 Result<std::unique_ptr<DeviceChannel>> open(Comm& comm, Device& device, int peer) {
   const PeerInfo& me = comm.peer(comm.rank());
@@ -113,10 +58,10 @@ Result<std::unique_ptr<DeviceChannel>> open(Comm& comm, Device& device, int peer
   int s = sock.take();
   std::vector<uint8_t> fixed;
   int fd = -1;
-  Status st = sendWithFd(s, encode(hello), exported.fd, deadline, who);
+  Status st = sendWithFd(s, ipc::encodeHello(hello), exported.fd, deadline, who);
   if (exported.fd >= 0) ::close(exported.fd);
   if (st.isOk()) st = recvWithFd(s, &fixed, kHelloBytes, &fd, deadline, who);
-  Result<Hello> theirs = st.isOk() ? decode(fixed, peer, who) : Result<Hello>(st);
+  Result<Hello> theirs = st.isOk() ? ipc::decodeHello(fixed, peer, who) : Result<Hello>(st);
   if (theirs.isOk() && !theirs.value().blob.empty()) {
     std::vector<uint8_t> blob;
     int extra = -1;

@@ -16,10 +16,10 @@
 #include "rendezvous/store.h"
 #include "topology/topology.h"
 #include "transports/rdma/rdma.h"
+#include "transports/rdma/rdma_end.h"
 
 namespace myriad {
 namespace {
-constexpr uint32_t kEndMagic = 0x4d51594d;  // "MYQM"
 constexpr int kSqDepth = RdmaConnection::kSqDepth;
 constexpr int kRqDepth = RdmaConnection::kRqDepth;
 constexpr size_t kSlotBytes = RdmaConnection::kSlotBytes;
@@ -41,46 +41,6 @@ uint32_t randomPsn(int rank, int peer, int qp) {
   x *= 0xff51afd7ed558ccdULL;
   x ^= x >> 29;
   return static_cast<uint32_t>(x & 0xffffff);
-}
-
-Bytes encodeEnd(const RdmaConnection::End& e) {
-  Writer w;
-  w.u32(kEndMagic);
-  w.str(e.device);
-  w.u32(e.port);
-  w.u32(e.gidIndex);
-  w.raw(e.gid, 16);
-  w.u32(e.lid);
-  w.u32(e.mtu);
-  w.u64(e.maxMsg);
-  w.u32(static_cast<uint32_t>(e.qps.size()));
-  for (const auto& q : e.qps) {
-    w.u32(q.qpn);
-    w.u32(q.psn);
-    w.u32(q.port);
-  }
-  return std::move(w.bytes());
-}
-
-bool decodeEnd(const Bytes& b, RdmaConnection::End* e) {
-  Reader r(b);
-  if (r.u32() != kEndMagic) return false;
-  e->device = r.str(256);
-  e->port = r.u32();
-  e->gidIndex = r.u32();
-  r.raw(e->gid, 16);
-  e->lid = r.u32();
-  e->mtu = r.u32();
-  e->maxMsg = r.u64();
-  uint32_t n = r.u32();
-  if (r.failed() || n == 0 || n > 128) return false;
-  e->qps.resize(n);
-  for (auto& q : e->qps) {
-    q.qpn = r.u32();
-    q.psn = r.u32();
-    q.port = r.u32();
-  }
-  return !r.failed();
 }
 
 std::vector<int> allowedCpus() {
@@ -228,7 +188,7 @@ Status RdmaConnection::setUp() {
     for (int s = 0; s < kRqDepth; ++s) MYR_TRY(postRecvSlot(i, s));
     mine.qps.push_back({qp->qp_num, q.psn, q.udpPort});
   }
-  MYR_TRY(ctx.store->set(qpKey(ctx.rank, peer_.rank), encodeEnd(mine)).addContext("rdma: publishing QPs"));
+  MYR_TRY(ctx.store->set(qpKey(ctx.rank, peer_.rank), encodeRdmaEnd(mine)).addContext("rdma: publishing QPs"));
   return Status::ok();
 }
 
@@ -272,7 +232,7 @@ Status RdmaConnection::handshake() {
     auto got = ctx.store->tryGet(qpKey(peer_.rank, ctx.rank));
     if (!got.isOk()) return got.status().code() == Code::kNotSupported ? Status::ok() : got.takeStatus();
     End remote;
-    if (!decodeEnd(got.value(), &remote))
+    if (!decodeRdmaEnd(got.value(), &remote))
       return Status(Code::kRemoteError, "rdma: malformed QP record of " + peer_.describe());
     if (remote.qps.size() != qps_.size())
       return invalidUsage("rdma: " + peer_.describe() + " opens " + std::to_string(remote.qps.size()) +
