@@ -19,8 +19,8 @@ struct Request {
   std::string key;
   const uint8_t* value = nullptr;  // set: into the parsed bytes
   size_t valueBytes = 0;
-  size_t used = 0;    // kOk: the request's length in bytes
-  std::string why;    // kBad: for the log, which drops the client
+  size_t used = 0;  // kOk: the request's length in bytes
+  std::string why;  // kBad: for the log, which drops the client
 };
 
 // The request at the start of p[0, n).

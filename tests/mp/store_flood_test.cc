@@ -3,12 +3,11 @@
 // connections that send random bytes, half a hello, a version-1 hello, a hello's header and nothing more,
 // or that stay open and silent, or reset. The communicator must still form and all-reduce correctly; the
 // flood must have reached the port (counted by the flooders) throughout the ranks' init.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <arpa/inet.h>
 
 #include <chrono>
 #include <deque>
@@ -82,9 +81,9 @@ int flood(int port, uint64_t seed) {
         for (uint8_t b : word(2)) bytes.push_back(b);
         bytes.resize(8 + rng() % 28, 0x5a);
         break;
-      case 2: bytes = word(0x5352594d); break;  // a version-1 store hello
+      case 2: bytes = word(0x5352594d); break;             // a version-1 store hello
       case 3: bytes = {1, 0xff, 0xff, 0xff, 0x7f}; break;  // a request with no hello: a set of a 2 GiB key
-      default: break;  // 4: silent, held open; 5: reset at once
+      default: break;                                      // 4: silent, held open; 5: reset at once
     }
     sendBytes(fd, bytes);
     if (kind == 4) {
@@ -133,7 +132,8 @@ TEST(StoreFlood, CommunicatorFormsWhileItsStorePortIsFlooded) {
   };
   const ForkOutcome out = forkRanksWithoutId(kRanks + kFlooders, body, 90s, seed);
   ASSERT_TRUE(out.allSucceeded()) << "(children " << kRanks << " and up flood the store)\n" << out.describeFailures();
-  for (int f = kRanks; f < kRanks + kFlooders; ++f) std::printf("%s\n", out.ranks[static_cast<size_t>(f)].report.c_str());
+  for (int f = kRanks; f < kRanks + kFlooders; ++f)
+    std::printf("%s\n", out.ranks[static_cast<size_t>(f)].report.c_str());
 }
 
 }  // namespace
