@@ -32,6 +32,9 @@ constexpr auto kFloodFor = 5s;
 constexpr auto kRanksStartAfter = 500ms;  // the flood is on before the first rank reaches the port
 constexpr size_t kHeldOpen = 64;          // silent connections a flooder keeps (the server drops them at 10 s)
 constexpr int kMinReached = 100;          // connections each flooder must have made
+// Between connections: at most ~2,500 a second per flooder, so that the closed ones (TIME_WAIT) leave the
+// loopback's ephemeral ports to the ranks' own connections.
+constexpr auto kPace = 400us;
 
 int connectLoopback(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -99,6 +102,7 @@ int flood(int port, uint64_t seed) {
       setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
     }
     close(fd);
+    std::this_thread::sleep_for(kPace);
   }
   for (int fd : held) close(fd);
   return reached;
