@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 
+#include "base/log.h"
 #include "dispatch/registry.h"
 #include "dispatch/select.h"
 #include "plan/dtype.h"
@@ -187,6 +190,46 @@ TEST(ModelTuner, TablesNameEveryCandidateAndAreCached) {
   for (auto& b : broken)
     b.plan = [](const CollArgs&, const CommView&) -> Result<Schedule> { return internalError("no"); };
   EXPECT_EQ(model->choose(shapeOf(a, view), view, broken).name, c.name);
+}
+
+// MYRIAD_DEBUG_SUBSYS=TUNE: each distinct shape's table once. In a fresh process (the logger is configured
+// once per process), writing to a file that the test then reads.
+TEST(ModelTunerDeathTest, ExplainsEachShapeOnceUnderTune) {
+#ifdef GTEST_FLAG_SET
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+#else
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+#endif
+  const std::string path = testing::TempDir() + "myriad_tuner_explain.log";
+  std::remove(path.c_str());
+  EXPECT_EXIT(
+      {
+        Config c;
+        c.debugLevel = "INFO";
+        c.debugSubsys = "TUNE";
+        c.debugFile = path;
+        configureLogging(c);
+        const std::unique_ptr<Tuner> model = makeModelTuner(TunerConstants::defaults());
+        CommView view = viewOf({0, 0, 1, 1});
+        for (size_t bytes : {size_t{8}, size_t{65536}, size_t{8}, size_t{65536}, size_t{8}}) {
+          CollArgs a = argsFor(CollKind::kAllReduce, bytes);
+          model->choose(shapeOf(a, view), view, candidatesFor(a, view));
+        }
+        std::exit(0);
+      },
+      testing::ExitedWithCode(0), "");
+  std::ifstream f(path);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("[TUNE] tuner: allreduce 8 B float, 4 ranks on hosts 2+2: "), 1u) << text;
+  EXPECT_EQ(count("[TUNE] tuner: allreduce 65536 B float, 4 ranks on hosts 2+2: "), 1u) << text;
+  EXPECT_EQ(count("<- chosen"), 2u) << text;
+  EXPECT_EQ(count("allreduce.ring "), 2u) << text;
+  std::remove(path.c_str());
 }
 
 TEST(ModelTuner, AllToAllvChoosesWithoutASize) {
