@@ -16,14 +16,14 @@ const char* linkClassName(LinkClass c) {
 }
 
 // shm and tcp are fitted to docs/design/tuning.md's measurements on a 2-vCPU VM with 3-8 ranks sharing its
-// two cores (so they are per-rank values under that load): a message through the shm FIFO costs ~15 µs to
+// two cores (so they are per-rank values under that load): a message through the shm FIFO costs ~30 µs to
 // wake the peer and its rank moves ~2 GB/s through the cache; tcp over loopback between emulated hosts
 // ~60 µs per message and ~1 GB/s. Reductions of float sums ~6 GB/s, copies ~8 GB/s. The others are order-of-magnitude
 // values for hardware this machine does not have (RoCE/IB NICs, NVLink, PCIe, a copy through host memory):
 // calibrate them with MYRIAD_TUNER_FILE where they matter.
 TunerConstants TunerConstants::defaults() {
   TunerConstants k;
-  k.link(LinkClass::kShm) = {15, 2};
+  k.link(LinkClass::kShm) = {30, 2};
   k.link(LinkClass::kTcp) = {60, 1};
   k.link(LinkClass::kRdma) = {6, 10};
   k.link(LinkClass::kNvlink) = {3, 100};

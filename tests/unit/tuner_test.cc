@@ -164,7 +164,8 @@ TEST(ModelTuner, ChoosesByRegime) {
   EXPECT_EQ(choiceAt(CollKind::kBroadcast, size_t{16} << 20, {8}), "broadcast.ring");
   // Several hosts, medium and large sizes: the hierarchical forms cross the slow link less.
   EXPECT_EQ(choiceAt(CollKind::kAllReduce, size_t{1} << 20, {4, 4}), "allreduce.hier");
-  EXPECT_EQ(choiceAt(CollKind::kAllReduce, size_t{1} << 20, {3, 3, 2}), "allreduce.hier");
+  EXPECT_EQ(choiceAt(CollKind::kAllReduce, size_t{1} << 20, {4, 4, 4}), "allreduce.hier");
+  EXPECT_EQ(choiceAt(CollKind::kAllReduce, size_t{64} << 20, {4, 4}), "allreduce.hier");
   EXPECT_EQ(choiceAt(CollKind::kAllGather, size_t{1} << 20, {4, 4}), "allgather.hier");
   EXPECT_EQ(choiceAt(CollKind::kReduceScatter, size_t{1} << 20, {4, 4}), "reducescatter.hier");
   // Small all-to-all blocks on several hosts: one aggregated message per host pair.
