@@ -53,8 +53,19 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
     base[static_cast<size_t>(r) + 1] = base[static_cast<size_t>(r)] + schedules[static_cast<size_t>(r)].size();
   size_t total = base.back();
   std::vector<Node> nodes(total);
-  std::vector<std::vector<size_t>> next(total);  // dependents, and a send's matching receive
+  std::vector<int64_t> receiver(total, -1);  // sends: the global index of the matching receive
   auto id = [&](int r, size_t s) { return base[static_cast<size_t>(r)] + s; };
+
+  // Dependents of each step, compressed: next[first[g] .. first[g + 1]).
+  std::vector<size_t> first(total + 1, 0), next;
+  for (int r = 0; r < n; ++r) {
+    const Schedule& s = schedules[static_cast<size_t>(r)];
+    for (size_t i = 0; i < s.size(); ++i)
+      for (Schedule::Step d : s.deps(static_cast<Schedule::Step>(i))) ++first[id(r, static_cast<size_t>(d)) + 1];
+  }
+  for (size_t g = 0; g < total; ++g) first[g + 1] += first[g];
+  next.resize(first[total]);
+  std::vector<size_t> fill(first.begin(), first.end() - 1);
 
   // Match messages: the k-th send r->p with the k-th receive at p from r.
   std::map<std::pair<int, int>, std::vector<size_t>> sends, recvs;  // (from, to) -> global ids in order
@@ -63,7 +74,7 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
     for (size_t i = 0; i < s.size(); ++i) {
       const Schedule::StepInfo& st = s.steps()[i];
       for (Schedule::Step d : s.deps(static_cast<Schedule::Step>(i))) {
-        next[id(r, static_cast<size_t>(d))].push_back(id(r, i));
+        next[fill[id(r, static_cast<size_t>(d))]++] = id(r, i);
         ++nodes[id(r, i)].pending;
       }
       if (st.kind == Schedule::Kind::kSend) sends[{r, st.peer}].push_back(id(r, i));
@@ -75,11 +86,13 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
     auto it = sends.find(pair);
     size_t matched = it == sends.end() ? 0 : std::min(rs.size(), it->second.size());
     for (size_t j = 0; j < matched; ++j) {
-      next[it->second[j]].push_back(rs[j]);
+      receiver[it->second[j]] = static_cast<int64_t>(rs[j]);
       nodes[rs[j]].sender = static_cast<int64_t>(it->second[j]);
       ++nodes[rs[j]].pending;
     }
   }
+  sends.clear();
+  recvs.clear();
 
   std::vector<double> egress(static_cast<size_t>(n), 0), ingress(static_cast<size_t>(n), 0),
       cpu(static_cast<size_t>(n), 0);
@@ -107,8 +120,7 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
         double start = std::max(t, egress[ri]);
         egress[ri] = start + l.usFor(st.n);
         done = egress[ri];
-        for (size_t d : next[g])
-          if (nodes[d].sender == static_cast<int64_t>(g)) nodes[d].arrival = done;
+        if (receiver[g] >= 0) nodes[static_cast<size_t>(receiver[g])].arrival = done;
         out.bytes[static_cast<size_t>(c)] += st.n;
         out.messages[static_cast<size_t>(c)] += 1;
         break;
@@ -130,14 +142,16 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
       case Schedule::Kind::kJoin: break;
     }
     end = std::max(end, done);
-    for (size_t d : next[g]) {
+    auto release = [&](size_t d) {
       Node& nd = nodes[d];
       nd.ready = std::max(nd.ready, done);
       if (--nd.pending == 0) {
         int dr = static_cast<int>(std::upper_bound(base.begin(), base.end(), d) - base.begin()) - 1;
         ready.emplace(std::max(nd.ready, nd.arrival), d, dr);
       }
-    }
+    };
+    for (size_t e = first[g]; e < first[g + 1]; ++e) release(next[e]);
+    if (receiver[g] >= 0) release(static_cast<size_t>(receiver[g]));
   }
   out.us = end + k.callUs;
   return out;
