@@ -104,11 +104,38 @@ class ModelTuner final : public Tuner {
     return c;
   }
 
-  // Minimax regret over kAllToAllvBlocks: the reported time of each candidate is its worst ratio to the best.
+  // The price of the stage a two-stage all-to-allv plan runs before its exchange (the counts, gathered so
+  // that the exchange can be planned), 0 for a one-stage plan. Planned with equal counts of `block` bytes.
+  double firstStageUs(const CallShape& shape, size_t block, const CommView& view, const Candidate& cand) const {
+    CollArgs args = argsOf(shape, block);
+    auto n = static_cast<size_t>(view.nranks());
+    args.sendCounts.assign(n, args.count);
+    args.recvCounts.assign(n, args.count);
+    for (size_t p = 0; p < n; ++p) {
+      args.sendDispls.push_back(p * args.count);
+      args.recvDispls.push_back(p * args.count);
+    }
+    std::vector<Schedule> schedules;
+    bool twoStage = false;
+    for (int r = 0; r < view.nranks(); ++r) {
+      CommView rv = view;
+      rv.rank = r;
+      auto s = cand.plan(args, rv);
+      if (!s.isOk()) return 0;
+      twoStage = twoStage || static_cast<bool>(s.value().next());
+      schedules.push_back(std::move(s.value()));
+    }
+    return twoStage ? predict(schedules, view, k_).us - k_.callUs : 0;
+  }
+
+  // Minimax regret over kAllToAllvBlocks: the reported time of each candidate is its worst ratio to the best,
+  // each priced as the exchange of equal blocks plus the count exchange a two-stage plan runs first.
   Choice chooseUnsized(const CallShape& shape, const CommView& view, std::span<const Candidate> cands) const {
     std::vector<double> worst(cands.size(), 0);
     for (size_t block : kAllToAllvBlocks) {
       auto cs = costs(shape, block, view, cands);
+      for (size_t i = 0; i < cs.size(); ++i)
+        if (cs[i].us >= 0) cs[i].us += firstStageUs(shape, block, view, cands[i]);
       double best = -1;
       for (const auto& c : cs)
         if (c.us >= 0 && (best < 0 || c.us < best)) best = c.us;
