@@ -1,7 +1,7 @@
 // The cost-model tuner: plans every candidate for every rank of the call's shape, prices the schedules with
-// predict() (cost_model.h) and picks the fastest. The answer is cached per shape (kind, bytes, dtype, host
-// layout, chunk size, links), so planning happens once per distinct shape and not on every call; each
-// distinct shape is explained once under MYRIAD_DEBUG_SUBSYS=TUNE.
+// predict() (cost_model.h) and picks the fastest. The answer is cached per shape (kind, bytes, dtype, chunk
+// size, links, candidates) and communicator layout, so planning happens once per distinct shape and not on
+// every call; each distinct shape is explained once under MYRIAD_DEBUG_SUBSYS=TUNE.
 //
 // Agreement: every input is a fact all ranks share (the shape, the layout, the settings), and the model is
 // deterministic, so every rank chooses the same algorithm. All-to-allv has no size all ranks know; its
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "base/log.h"
@@ -36,14 +37,20 @@ CollArgs argsOf(const CallShape& s, size_t bytes) {
   return a;
 }
 
+// The shape's part of a cache key; the layout is the other part, by identity (O(1) per call however many
+// ranks): the cache holds the layout, so its address cannot be reused by another while the entry lives.
 std::string keyOf(const CallShape& s, const CommView& v, std::span<const Candidate> cands) {
   std::string key = std::to_string(static_cast<int>(s.kind)) + "/" + std::to_string(s.bytes) + "/" +
                     std::to_string(static_cast<int>(s.dtype)) + "/" + (s.perPeerCounts ? "v" : "") + "/" +
-                    std::to_string(v.chunkBytes) + (v.hostShm ? "s" : "") + (v.netRdma ? "r" : "") + "/";
-  for (int h : v.layout->hostOf) key += std::to_string(h) + ",";
+                    std::to_string(v.chunkBytes) + (v.hostShm ? "s" : "") + (v.netRdma ? "r" : "");
   for (const Candidate& c : cands) key += std::string("/") + c.name;
   return key;
 }
+
+struct Cached {
+  std::shared_ptr<const HostLayout> layout;  // keeps the key's layout address from being reused
+  Choice choice;
+};
 
 class ModelTuner final : public Tuner {
  public:
@@ -52,17 +59,17 @@ class ModelTuner final : public Tuner {
 
   Choice choose(const CallShape& shape, const CommView& view, std::span<const Candidate> cands) const override {
     if (cands.size() <= 1) return {cands.empty() ? "" : cands[0].name, "only candidate", {}};
-    std::string key = keyOf(shape, view, cands);
+    std::pair<const HostLayout*, std::string> key{view.layout.get(), keyOf(shape, view, cands)};
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = cache_.find(key);
-      if (it != cache_.end()) return it->second;
+      if (it != cache_.end()) return it->second.choice;
     }
     Choice c = shape.perPeerCounts ? chooseUnsized(shape, view, cands) : chooseAt(shape, shape.bytes, view, cands);
     MYR_LOG(kInfo, kTune, view.rank, explainChoice(shape, view.layout->describe(), c));
     std::lock_guard<std::mutex> lock(mu_);
     if (cache_.size() >= kMaxCached) cache_.clear();
-    cache_.emplace(key, c);
+    cache_.emplace(std::move(key), Cached{view.layout, c});
     return c;
   }
 
@@ -151,7 +158,7 @@ class ModelTuner final : public Tuner {
 
   TunerConstants k_;
   mutable std::mutex mu_;
-  mutable std::map<std::string, Choice> cache_;
+  mutable std::map<std::pair<const HostLayout*, std::string>, Cached> cache_;
 };
 
 }  // namespace
