@@ -3,6 +3,8 @@
 //   myriad-info --env      every MYRIAD_* variable: name, type, default, meaning (markdown)
 //   myriad-info --algorithms  every registered algorithm, one name per line
 //   myriad-info --plan ALGO ...  an algorithm's Schedule for given ranks, hosts and call (tools/plan_dump.h)
+//   myriad-info --tune ...  the tuner's predicted time of every candidate for a call shape (tools/tune_table.h)
+//   myriad-info --tune-defaults  the cost model's default constants, in MYRIAD_TUNER_FILE's format
 //   myriad-info --devices  the device calls on device memory would run on (MYRIAD_DEVICE) and the attributes
 //                          the device executor relies on; exit 77 when there is none (say why)
 #include <cstdio>
@@ -16,6 +18,8 @@
 #include "myriad/myriad.h"
 #include "rendezvous/peer_info.h"
 #include "tools/plan_dump.h"
+#include "tools/tune_table.h"
+#include "tuner/tuner_file.h"
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--env") == 0) {
@@ -44,9 +48,24 @@ int main(int argc, char** argv) {
     std::fputs(text.c_str(), stdout);
     return 0;
   }
+  if (argc > 1 && std::strcmp(argv[1], "--tune") == 0) {
+    std::string text, error;
+    if (!myriad::tools::tuneTable(std::vector<std::string>(argv + 1, argv + argc), &text, &error)) {
+      std::fprintf(stderr, "myriad-info: %s\nusage: %s", error.c_str(), myriad::tools::kTuneUsage);
+      return 2;
+    }
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "--tune-defaults") == 0) {
+    std::fputs(myriad::writeTunerFile(myriad::TunerConstants::defaults()).c_str(), stdout);
+    return 0;
+  }
   if (argc > 1) {
-    std::fprintf(stderr, "usage: myriad-info [--env | --algorithms | --devices | --plan ALGO ...]\n%s",
-                 myriad::tools::kPlanUsage);
+    std::fprintf(
+        stderr,
+        "usage: myriad-info [--env | --algorithms | --devices | --tune-defaults | --plan ALGO ... | --tune ...]\n%s%s",
+        myriad::tools::kPlanUsage, myriad::tools::kTuneUsage);
     return 2;
   }
   int v = 0;

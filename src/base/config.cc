@@ -11,7 +11,7 @@ namespace {
 constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_DEBUG", "enum(NONE|WARN|INFO|TRACE)", "WARN", "Log level."},
     {"MYRIAD_DEBUG_SUBSYS", "string", "ALL",
-     "Comma-separated subsystems to log: INIT,BOOT,NET,SHM,COLL,ALL; a leading ^ excludes the list."},
+     "Comma-separated subsystems to log: INIT,BOOT,NET,SHM,COLL,TUNE,ALL; a leading ^ excludes the list."},
     {"MYRIAD_DEBUG_FILE", "string", "", "Log to this file instead of stderr; %h becomes the host name, %p the pid."},
     {"MYRIAD_TIMEOUT_MS", "int", "1800000",
      "How long a call waits for ranks that are alive but have not entered it (late: a checkpoint, a data-loader "
@@ -72,6 +72,15 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_ALGO", "string", "",
      "Forces algorithms by registry name, a comma list with at most one per collective (allreduce.tree,alltoall.hier); "
      "a name that is unknown or cannot run a call makes that call fail with myrInvalidUsage."},
+    {"MYRIAD_TUNER_FILE", "string", "",
+     "Calibration of the tuner's cost model: a text file of `key value` lines (shm.alpha_us 4, tcp.gbps 1.5, "
+     "reduce.gbps 3, ...) that overrides the default per-link constants (docs/design/tuning.md); "
+     "`myriad-info --tune-defaults` prints the defaults in that form. A malformed file makes calls fail with "
+     "myrInvalidArgument naming the file and line."},
+    {"MYRIAD_TUNER_PLUGIN", "string", "",
+     "A shared library exporting myriadTunerPlugin_v1 (include/myriad/plugin/tuner_v1.h) that may override the "
+     "cost model's choice; a library that cannot be loaded or misbehaves is logged as a warning and the model "
+     "chooses. MYRIAD_ALGO still comes first."},
     {"MYRIAD_CHUNK_BYTES", "size", "131072",
      "Pipelining chunk of the ring algorithms (small enough to stay in cache)."},
     {"MYRIAD_DEVICE", "enum(auto|cuda|host|none)", "auto",
@@ -244,6 +253,8 @@ Result<Config> Config::fromEnv() {
   MYR_TRY(readInt("MYRIAD_IB_QPS_PER_PEER", 1, 64, &c.ibQpsPerPeer));
   MYR_TRY(readBool("MYRIAD_IB_REG_CACHE", &c.ibRegCache));
   c.algo = raw("MYRIAD_ALGO");
+  c.tunerFile = raw("MYRIAD_TUNER_FILE");
+  c.tunerPlugin = raw("MYRIAD_TUNER_PLUGIN");
   MYR_TRY(readSize("MYRIAD_CHUNK_BYTES", &c.chunkBytes));
   if (c.chunkBytes < 1024) return invalidArgument("MYRIAD_CHUNK_BYTES must be at least 1K");
   MYR_TRY(readEnum("MYRIAD_DEVICE", &c.device));

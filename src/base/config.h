@@ -58,6 +58,8 @@ struct Config {
   bool ibRegCache = false;
   // Algorithms
   std::string algo;
+  std::string tunerFile;    // MYRIAD_TUNER_FILE: cost-model constants (src/tuner/tuner_file.h)
+  std::string tunerPlugin;  // MYRIAD_TUNER_PLUGIN: a tuner_v1 shared library
   size_t chunkBytes = 128 << 10;
   // Device memory: auto, cuda, host (the host-backed stand-in), none (src/device/select.cc)
   std::string device = "auto";

@@ -23,6 +23,7 @@ const char* subsysName(Subsys s) {
     case Subsys::kNet: return "NET";
     case Subsys::kShm: return "SHM";
     case Subsys::kColl: return "COLL";
+    case Subsys::kTune: return "TUNE";
   }
   return "?";
 }
@@ -36,7 +37,7 @@ unsigned parseSubsys(const std::string& list) {
     if (comma == std::string::npos) comma = list.size();
     std::string name = list.substr(pos, comma - pos);
     if (name == "ALL") mask = ~0u;
-    for (Subsys s : {Subsys::kInit, Subsys::kBoot, Subsys::kNet, Subsys::kShm, Subsys::kColl})
+    for (Subsys s : {Subsys::kInit, Subsys::kBoot, Subsys::kNet, Subsys::kShm, Subsys::kColl, Subsys::kTune})
       if (name == subsysName(s)) mask |= static_cast<unsigned>(s);
     pos = comma + 1;
   }

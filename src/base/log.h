@@ -9,7 +9,7 @@
 namespace myriad {
 
 enum class LogLevel { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
-enum class Subsys : unsigned { kInit = 1, kBoot = 2, kNet = 4, kShm = 8, kColl = 16 };
+enum class Subsys : unsigned { kInit = 1, kBoot = 2, kNet = 4, kShm = 8, kColl = 16, kTune = 32 };
 
 void configureLogging(const Config& config);
 bool logEnabled(LogLevel level, Subsys subsys);

@@ -119,6 +119,8 @@ Status Comm::bootstrap(CommSetup& setup) {
   view_.layout = HostLayout::fromLabels(hostIds);
   view_.topology = &topology_;
   view_.chunkBytes = config_.chunkBytes;
+  view_.hostShm = !config_.disableShm;
+  view_.netRdma = config_.net == "rdma";
   int local = 0;
   for (const auto& p : peers_) local += p.hostId == self.hostId ? 1 : 0;
   oversubscribed_ = local > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

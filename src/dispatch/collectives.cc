@@ -253,7 +253,7 @@ Status issueCollective(Comm& comm, CollArgs args, CallStream stream) {
   MYR_TRY(comm.usable());
   MYR_TRY(callDevice(args, comm, stream).status());
   if (groupActive()) return groupAdd(comm, std::move(args), stream);
-  MYR_ASSIGN_OR_RETURN(const Algorithm* algo, selectAlgorithm(args, comm.view(), comm.config().algo));
+  MYR_ASSIGN_OR_RETURN(const Algorithm* algo, selectAlgorithm(args, comm.view(), comm.config()));
   return issueNow(comm, std::move(args), algo, stream);
 }
 

@@ -50,7 +50,7 @@ Status issueBatch(CommBatch& b, bool inline_ = false) {
   if (!b.hasP2p) return first;
   Status s = validateCollective(b.p2p, *b.comm);  // self sends and receives must pair up across the group
   if (s.isOk()) {
-    auto algo = selectAlgorithm(b.p2p, b.comm->view(), b.comm->config().algo);
+    auto algo = selectAlgorithm(b.p2p, b.comm->view(), b.comm->config());
     s = algo.isOk() ? issueNow(*b.comm, std::move(b.p2p), algo.value(), inline_ ? CallStream{} : b.p2pStream)
                     : algo.takeStatus();
   }
@@ -129,7 +129,7 @@ Status groupAdd(Comm& comm, CollArgs args, CallStream stream) {
     for (const P2pCall& c : args.p2p) b.p2p.p2p.push_back(c);
     return Status::ok();
   }
-  MYR_ASSIGN_OR_RETURN(const Algorithm* algo, selectAlgorithm(args, comm.view(), comm.config().algo));
+  MYR_ASSIGN_OR_RETURN(const Algorithm* algo, selectAlgorithm(args, comm.view(), comm.config()));
   batchOf(comm).collectives.push_back(Queued{std::move(args), algo, stream});
   return Status::ok();
 }

@@ -2,10 +2,12 @@
 #include "dispatch/select.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "base/log.h"
 #include "dispatch/registry.h"
-#include "tuner/tuner.h"
+#include "tuner/tuner_file.h"
 
 namespace myriad {
 
@@ -39,7 +41,49 @@ Result<const Algorithm*> forcedAlgorithm(const std::string& list, CollKind kind)
 
 }  // namespace
 
-Result<const Algorithm*> selectAlgorithm(const CollArgs& args, const CommView& comm, const std::string& forcedList) {
+std::vector<Candidate> candidatesFor(const CollArgs& args, const CommView& view) {
+  std::vector<Candidate> out;
+  for (const Algorithm* a : algorithmsFor(args.kind)) {
+    if (!a->supports(args, view).isOk()) continue;
+    out.push_back({a->name(), [a](const CollArgs& ca, const CommView& cv) { return a->plan(ca, cv); }});
+  }
+  return out;
+}
+
+Result<const Tuner*> tunerFor(const std::string& tunerFile, const std::string& tunerPlugin) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, std::string>, std::unique_ptr<Tuner>> tuners;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = tuners[{tunerFile, tunerPlugin}];
+  if (slot) return slot.get();
+  TunerConstants k = TunerConstants::defaults();
+  if (!tunerFile.empty()) {
+    MYR_ASSIGN_OR_RETURN(k, loadTunerFile(tunerFile));
+  }
+  std::unique_ptr<Tuner> tuner = makeModelTuner(k);
+  if (!tunerPlugin.empty()) {
+    auto withPlugin = makePluginTuner(tunerPlugin, makeModelTuner(k));
+    if (withPlugin.isOk())
+      tuner = std::move(withPlugin.value());
+    else
+      MYR_LOG(kWarn, kTune, -1, withPlugin.status().message() + "; the cost model chooses");
+  }
+  slot = std::move(tuner);
+  return slot.get();
+}
+
+Result<const Algorithm*> selectAlgorithm(const CollArgs& args, const CommView& comm, const std::string& forced) {
+  static const std::unique_ptr<Tuner> kModel = makeModelTuner(TunerConstants::defaults());
+  return selectAlgorithm(args, comm, forced, *kModel);
+}
+
+Result<const Algorithm*> selectAlgorithm(const CollArgs& args, const CommView& comm, const Config& config) {
+  MYR_ASSIGN_OR_RETURN(const Tuner* tuner, tunerFor(config.tunerFile, config.tunerPlugin));
+  return selectAlgorithm(args, comm, config.algo, *tuner);
+}
+
+Result<const Algorithm*> selectAlgorithm(const CollArgs& args, const CommView& comm, const std::string& forcedList,
+                                         const Tuner& tuner) {
   MYR_ASSIGN_OR_RETURN(const Algorithm* forced, forcedAlgorithm(forcedList, args.kind));
   if (forced) {
     Status s = forced->supports(args, comm);
@@ -50,22 +94,24 @@ Result<const Algorithm*> selectAlgorithm(const CollArgs& args, const CommView& c
     return forced;
   }
   CallShape shape = shapeOf(args, comm);
-  std::string choice = ruleTuner().choose(shape);
-  const Algorithm* a = findAlgorithm(choice);
-  Status why = a ? a->supports(args, comm) : notSupported(choice + " is not built");
-  if (why.isOk()) {
+  std::vector<Candidate> candidates = candidatesFor(args, comm);
+  if (candidates.empty())
+    return internalError(std::string("no algorithm can run this ") + collName(args.kind) + " call");
+  Choice choice = tuner.choose(shape, comm, candidates);
+  const Algorithm* a = findAlgorithm(choice.name);
+  bool listed =
+      std::any_of(candidates.begin(), candidates.end(), [&](const Candidate& c) { return choice.name == c.name; });
+  if (a && listed) {
     MYR_LOG(kInfo, kColl, comm.rank,
-            choice + " (" + ruleTuner().name() + ": " + std::to_string(shape.bytes) + " B, " +
+            choice.name + " (" + choice.by + ": " + std::to_string(shape.bytes) + " B, " +
                 std::to_string(shape.nranks) + " ranks, " + std::to_string(shape.nhosts) + " hosts)");
     return a;
   }
-  for (const Algorithm* other : algorithmsFor(args.kind)) {
-    if (!other->supports(args, comm).isOk()) continue;
-    MYR_LOG(kInfo, kColl, comm.rank,
-            std::string(other->name()) + " (fallback: " + choice + " cannot run this call: " + why.message() + ")");
-    return other;
-  }
-  return internalError(std::string("no algorithm can run this ") + collName(args.kind) + " call");
+  const Algorithm* other = findAlgorithm(candidates.front().name);
+  MYR_LOG(
+      kInfo, kColl, comm.rank,
+      std::string(other->name()) + " (fallback: the tuner chose '" + choice.name + "', which cannot run this call)");
+  return other;
 }
 
 }  // namespace myriad

@@ -35,6 +35,10 @@ struct CommView {
   std::shared_ptr<const HostLayout> layout;
   const Topology* topology = nullptr;     // this rank's machine; null where unknown (tests, the simulator)
   size_t chunkBytes = size_t{128} << 10;  // MYRIAD_CHUNK_BYTES: pipeline slice of the algorithms
+  // The links the tuner's cost model prices messages on (settings every rank shares): ranks of one host
+  // talk over shared memory unless MYRIAD_DISABLE_SHM, hosts over rdma when MYRIAD_NET=rdma, else tcp.
+  bool hostShm = true;
+  bool netRdma = false;
 
   int nranks() const { return layout->nranks(); }
   const std::vector<std::vector<int>>& hosts() const { return layout->hosts; }

@@ -9,6 +9,7 @@ namespace myriad {
 CallShape shapeOf(const CollArgs& a, const CommView& comm) {
   CallShape s;
   s.kind = a.kind;
+  s.dtype = a.dtype;
   s.nranks = comm.nranks();
   s.nhosts = static_cast<int>(comm.hosts().size());
   for (const auto& h : comm.hosts()) s.maxLocal = std::max(s.maxLocal, static_cast<int>(h.size()));

@@ -6,8 +6,10 @@
 
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "myriad/myriad.h"
 #include "tests/common/fork_ranks.h"
@@ -129,6 +131,52 @@ TEST(WhatRan, ForcedAlgorithmIsTheOneThatRan) {
           return "";
         });
   }
+}
+
+#ifdef MYRIAD_TEST_TUNER_PLUGIN_DIR
+// MYRIAD_TUNER_PLUGIN: the test plugin (tests/unit/tuner_test_plugin.c) picks allreduce.tree, which the
+// model would not choose for a small all-reduce on two ranks, and that is what runs.
+TEST(WhatRan, TunerPluginChoiceIsTheOneThatRan) {
+  runAndDescribe(
+      1009,
+      [] {
+        forceAlgorithms("");
+        setenv("MYRIAD_TUNER_PLUGIN", MYRIAD_TEST_TUNER_PLUGIN_DIR "/libmyriad_test_tuner_plugin.so", 1);
+      },
+      [](int, const std::string& text) -> std::string {
+        if (text.find("last call: allreduce via allreduce.tree\n") == std::string::npos)
+          return "the last call did not run the plugin's allreduce.tree";
+        return "";
+      });
+}
+#endif
+
+// A malformed MYRIAD_TUNER_FILE fails the call, naming the file and the line, on every rank alike.
+TEST(WhatRan, BadTunerFileFailsTheCallNamingFileAndLine) {
+  const std::string path = testing::TempDir() + "myriad_bad_tuner_file.txt";
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("shm.gbps 2\nshm.speed 3\n", f);
+    std::fclose(f);
+  }
+  const ForkOutcome out = forkRanks(
+      2,
+      [&](int rank, const myrUniqueId& id) {
+        forceAlgorithms("");
+        setenv("MYRIAD_TUNER_FILE", path.c_str(), 1);
+        return runInChild(2, rank, id, false, [&](myrComm_t comm, myrStream_t stream) -> std::string {
+          std::vector<float> buf(16, 1.0f);
+          myrResult_t res = myrAllReduce(buf.data(), buf.data(), buf.size(), myrFloat32, myrSum, comm, stream);
+          const std::string text = resultText("myrAllReduce", res, comm);
+          if (res != myrInvalidArgument) return "expected myrInvalidArgument: " + text;
+          if (text.find(path + ":2: unknown key 'shm.speed'") == std::string::npos) return "unclear error: " + text;
+          return "";
+        });
+      },
+      60s);
+  EXPECT_TRUE(out.allSucceeded()) << out.setupError << out.describeFailures();
+  std::remove(path.c_str());
 }
 
 }  // namespace
