@@ -22,6 +22,26 @@ namespace {
 
 constexpr size_t kMaxCached = 4096;
 
+// Pricing plans every rank's schedule of every candidate: time and memory grow with the ranks times the
+// steps per rank (n^2 for the rings). Beyond this many ranks the call is priced on a communicator of at most
+// this many with the same host sizes (the first hosts, in order), and that choice is used at the full size:
+// bounded (about 10 ms per shape), the same on every rank, but blind to crossovers that move with n.
+constexpr int kMaxPricedRanks = 64;
+
+// The layout a call of `layout` is priced on: itself when small enough, else its first hosts (cut to
+// kMaxPricedRanks ranks).
+std::shared_ptr<const HostLayout> pricedLayout(const std::shared_ptr<const HostLayout>& layout) {
+  if (layout->nranks() <= kMaxPricedRanks) return layout;
+  std::vector<int> hostOf;
+  int h = 0;
+  for (const std::vector<int>& host : layout->hosts) {
+    const int size = std::min(static_cast<int>(host.size()), kMaxPricedRanks);
+    if (!hostOf.empty() && static_cast<int>(hostOf.size()) + size > kMaxPricedRanks) break;
+    hostOf.insert(hostOf.end(), static_cast<size_t>(size), h++);
+  }
+  return HostLayout::fromHostOf(hostOf);
+}
+
 // Sizes (per peer) at which all-to-allv's candidates are compared.
 constexpr size_t kAllToAllvBlocks[] = {64, size_t{4} << 10, size_t{64} << 10, size_t{1} << 20};
 
@@ -65,7 +85,12 @@ class ModelTuner final : public Tuner {
       auto it = cache_.find(key);
       if (it != cache_.end()) return it->second.choice;
     }
-    Choice c = shape.perPeerCounts ? chooseUnsized(shape, view, cands) : chooseAt(shape, shape.bytes, view, cands);
+    CommView priced = view;
+    priced.layout = pricedLayout(view.layout);
+    priced.rank = 0;
+    Choice c = shape.perPeerCounts ? chooseUnsized(shape, priced, cands) : chooseAt(shape, shape.bytes, priced, cands);
+    if (priced.layout != view.layout)
+      c.by += " priced at " + std::to_string(priced.nranks()) + " ranks on hosts " + priced.layout->describe();
     MYR_LOG(kInfo, kTune, view.rank, explainChoice(shape, view.layout->describe(), c));
     std::lock_guard<std::mutex> lock(mu_);
     if (cache_.size() >= kMaxCached) cache_.clear();

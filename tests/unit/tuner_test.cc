@@ -172,6 +172,27 @@ TEST(ModelTuner, ChoosesByRegime) {
   EXPECT_EQ(choiceAt(CollKind::kAllToAll, 1024, {4, 4}), "alltoall.hier");
 }
 
+// Beyond 64 ranks the call is priced on the first hosts (64 ranks at most), so that a choice at thousands
+// of ranks costs what one at 64 does, and is still the same on every rank.
+TEST(ModelTuner, LargeCommunicatorsArePricedOnTheirFirstHosts) {
+  const std::unique_ptr<Tuner> model = makeModelTuner(TunerConstants::defaults());
+  CommView big = viewOf(hostsOf(std::vector<int>(512, 8)));  // 4,096 ranks, 8 per host
+  CommView small = viewOf(hostsOf(std::vector<int>(8, 8)));  // its first 64
+  for (size_t bytes : {size_t{8}, size_t{1} << 20, size_t{64} << 20}) {
+    CollArgs a = argsFor(CollKind::kAllReduce, bytes);
+    Choice atScale = model->choose(shapeOf(a, big), big, candidatesFor(a, big));
+    Choice priced = model->choose(shapeOf(a, small), small, candidatesFor(a, small));
+    EXPECT_EQ(atScale.name, priced.name) << bytes;
+    EXPECT_NE(atScale.by.find("priced at 64 ranks on hosts 8+8+8+8+8+8+8+8"), std::string::npos) << atScale.by;
+    EXPECT_EQ(priced.by, "model");
+  }
+  CommView oneHost = viewOf(hostsOf({200}));
+  CollArgs a = argsFor(CollKind::kAllGather, 4096);
+  EXPECT_NE(
+      model->choose(shapeOf(a, oneHost), oneHost, candidatesFor(a, oneHost)).by.find("priced at 64 ranks on hosts 64"),
+      std::string::npos);
+}
+
 TEST(ModelTuner, TablesNameEveryCandidateAndAreCached) {
   const std::unique_ptr<Tuner> model = makeModelTuner(TunerConstants::defaults());
   CommView view = viewOf({0, 0, 0, 0, 1, 1, 1, 1});
