@@ -129,6 +129,11 @@ class HwlocReader {
     if (!hostBridge && (isType(o, "Bridge") || isType(o, "PCIDev"))) {
       MYR_ASSIGN_OR_RETURN(self, addPci(o, parent));
     }
+    if (isType(o, "PCIDev")) {  // hwloc puts PCI objects only under bridges
+      for (pugi::xml_node c : o.children("object"))
+        if (isType(c, "Bridge") || isType(c, "PCIDev"))
+          return doc_.error(c, "PCI object inside a PCIDev: expected PCI objects only under a Bridge");
+    }
     for (pugi::xml_node c : o.children("object")) {
       if (isType(c, "OSDev")) {
         if (self != parent) addOsDev(c, self);

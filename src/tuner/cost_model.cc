@@ -103,7 +103,10 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
       if (nodes[id(r, i)].pending == 0) ready.emplace(0.0, id(r, i), r);
   double end = 0;
   while (!ready.empty()) {
-    auto [t, g, r] = ready.top();
+    // Plain copies, not structured bindings: the lambda below captures `t`, which clang 14 refuses for a binding.
+    double t = std::get<0>(ready.top());
+    const size_t g = std::get<1>(ready.top());
+    const int r = std::get<2>(ready.top());
     ready.pop();
     const Schedule::StepInfo& st = schedules[static_cast<size_t>(r)].steps()[g - base[static_cast<size_t>(r)]];
     auto ri = static_cast<size_t>(r);
