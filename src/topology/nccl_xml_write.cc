@@ -58,9 +58,12 @@ class NcclWriter {
     }
   }
 
-  // The class a reader needs to recreate the node's kind: a GPU or NVSwitch whose class is unknown or
-  // another (hwloc may give none) is written with its kind's class, as the <pci> and as an <nvlink> target.
-  static uint32_t writtenClass(const Node& n) {
+  // The class a reader needs to recreate the node's kind: a switch, GPU or NVSwitch whose class is unknown
+  // or another's (hwloc may give none, or a bridge a device's class) is written with its kind's class, as
+  // the <pci> and as an <nvlink> target.
+  uint32_t writtenClass(const Node& n) const {
+    // A switch is one by its children; a childless one only by its class.
+    if (n.kind == NodeKind::kPciSwitch && (n.pciClass >> 8) != 0x0604 && !hasPciChildren(n)) return 0x060400;
     if (n.kind == NodeKind::kNvSwitch && (n.pciClass >> 8) != 0x0680) return 0x068000;
     if (n.kind == NodeKind::kGpu && (n.pciClass >> 16) != 0x03) return 0x030200;
     return n.pciClass;
@@ -106,6 +109,13 @@ class NcclWriter {
               attr("tclass", hex(tclass, 6)) + "/>\n";
     }
     out_ += pad + "</gpu>\n";
+  }
+
+  bool hasPciChildren(const Node& n) const {
+    const int self = static_cast<int>(&n - topo_.nodes.data());
+    for (const Node& c : topo_.nodes)
+      if (c.parent == self && !c.busId.empty()) return true;
+    return false;
   }
 
   int cpuOf(int node) const {
