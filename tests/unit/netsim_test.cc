@@ -1,0 +1,182 @@
+// myriad-sim's model (tools/sim) against closed forms: ECMP of 8 flows on 8 spines, max-min fairness by
+// hand, a ring all-reduce on a non-blocking fabric, and an elephant sharing a flow's spine.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "tools/sim/fabric.h"
+#include "tools/sim/max_min.h"
+#include "tools/sim/path_ports.h"
+#include "tools/sim/plan_call.h"
+#include "tools/sim/virtual_executor.h"
+
+namespace myriad::netsim {
+namespace {
+
+// E[max bin] for `balls` balls thrown uniformly into `bins` bins, and P(no two share a bin), exactly:
+// the count of assignments with every bin <= m is balls! [x^balls] (sum_{k<=m} x^k / k!)^bins.
+double atMost(int balls, int bins, int m) {
+  std::vector<double> poly(static_cast<size_t>(balls) + 1, 0.0), term(poly.size(), 0.0);
+  poly[0] = 1;
+  double fact = 1;
+  for (int k = 0; k <= std::min(m, balls); ++k) term[static_cast<size_t>(k)] = 1 / fact, fact *= k + 1;
+  for (int b = 0; b < bins; ++b) {
+    std::vector<double> next(poly.size(), 0.0);
+    for (size_t i = 0; i < poly.size(); ++i)
+      for (size_t j = 0; i + j < poly.size(); ++j) next[i + j] += poly[i] * term[j];
+    poly = next;
+  }
+  double ballsFact = 1;
+  for (int k = 2; k <= balls; ++k) ballsFact *= k;
+  return poly[static_cast<size_t>(balls)] * ballsFact / std::pow(bins, balls);
+}
+
+TEST(NetsimEcmp, EightFlowsOnEightSpinesMatchBallsInBins) {
+  double expectedMax = 0;
+  for (int m = 0; m < 8; ++m) expectedMax += 1 - atMost(8, 8, m);
+  const double pNoCollision = atMost(8, 8, 1);
+  EXPECT_NEAR(expectedMax, 2.6, 0.05);
+  EXPECT_NEAR(pNoCollision, 40320.0 / 16777216.0, 1e-12);
+
+  // 8 hosts under leaf 0 each send one flow to a host under leaf 1; 8 spines. A new seed is a new draw of
+  // every leaf's hash seed and every pair's source port.
+  FabricSpec spec;
+  spec.nranks = 16, spec.hostsPerLeaf = 8, spec.spines = 8;
+  const int kSeeds = 50000;
+  double sumMax = 0, sumMaxSq = 0;
+  int noCollision = 0;
+  for (int seed = 1; seed <= kSeeds; ++seed) {
+    spec.seed = static_cast<uint64_t>(seed);
+    auto fabric = Fabric::make(spec);
+    ASSERT_TRUE(fabric.isOk()) << fabric.status().toString();
+    int load[8] = {};
+    for (int r = 0; r < 8; ++r) {
+      Route route = fabric.value().route(r, 8 + r, pathPorts(spec.seed, r, 8 + r, 1)[0]);
+      ASSERT_GE(route.spine, 0);
+      ++load[route.spine];
+    }
+    int worst = *std::max_element(load, load + 8);
+    sumMax += worst, sumMaxSq += worst * worst;
+    noCollision += worst == 1;
+  }
+  const double mean = sumMax / kSeeds, sd = std::sqrt(sumMaxSq / kSeeds - mean * mean);
+  // Five standard errors either way: a false failure about once in 3.5 million runs.
+  EXPECT_NEAR(mean, expectedMax, 5 * sd / std::sqrt(kSeeds)) << "sd of the worst load " << sd;
+  const double expectNone = pNoCollision * kSeeds, sdNone = std::sqrt(kSeeds * pNoCollision * (1 - pNoCollision));
+  EXPECT_NEAR(noCollision, expectNone, 5 * sdNone);
+}
+
+TEST(NetsimEcmp, EqualLeafSeedsPolarise) {
+  // With one seed on every leaf, the same 5-tuple leaves every leaf on the same spine.
+  FabricSpec spec;
+  spec.nranks = 16, spec.hostsPerLeaf = 4, spec.spines = 8, spec.sameLeafSeeds = true;
+  auto fabric = Fabric::make(spec);
+  ASSERT_TRUE(fabric.isOk());
+  const Fabric& f = fabric.value();
+  for (int leaf = 1; leaf < f.leaves(); ++leaf) EXPECT_EQ(f.leafSeed(leaf), f.leafSeed(0));
+  spec.sameLeafSeeds = false;
+  auto spread = Fabric::make(spec);
+  ASSERT_TRUE(spread.isOk());
+  EXPECT_NE(spread.value().leafSeed(1), spread.value().leafSeed(0));
+}
+
+TEST(NetsimMaxMin, TwoShareOneLinkAThirdIsHeldElsewhere) {
+  // Links 0 and 1 carry 10, link 2 carries 4. Flow C (links 1, 2) is held to 4 by link 2; on link 1 that
+  // leaves 6 for B, but link 0 splits 10 between A and B: 5 each.
+  std::vector<double> rate = maxMinRates({{0}, {0, 1}, {1, 2}}, {10, 10, 4});
+  ASSERT_EQ(rate.size(), 3u);
+  EXPECT_DOUBLE_EQ(rate[0], 5);
+  EXPECT_DOUBLE_EQ(rate[1], 5);
+  EXPECT_DOUBLE_EQ(rate[2], 4);
+}
+
+TEST(NetsimMaxMin, AFlowAloneTakesItsNarrowestLink) {
+  std::vector<double> rate = maxMinRates({{0, 1, 2}, {}}, {10, 3, 7});
+  EXPECT_DOUBLE_EQ(rate[0], 3);
+  EXPECT_DOUBLE_EQ(rate[1], 0);
+}
+
+TEST(NetsimRun, RingAllReduceMatchesItsClosedForm) {
+  const int n = 8;
+  const size_t bytes = size_t{64} << 20;
+  FabricSpec spec;
+  spec.nranks = n, spec.hostsPerLeaf = n, spec.spines = 1;  // one leaf: non-blocking
+  spec.memBytesPerSec = 1e18;                               // reductions free: the closed form has none
+  auto fabric = Fabric::make(spec);
+  ASSERT_TRUE(fabric.isOk());
+  CallSpec call;
+  call.kind = CollKind::kAllReduce, call.bytes = bytes, call.nranks = n, call.algo = "allreduce.ring";
+  auto planned = planCall(call);
+  ASSERT_TRUE(planned.isOk()) << planned.status().toString();
+  VirtualExecutor exec(fabric.value(), 1);
+  auto res = exec.run(planned.value().schedules);
+  ASSERT_TRUE(res.isOk()) << res.status().toString();
+  // 2(N-1) steps of B/N bytes at the NIC's rate, each paying the path latency (NIC up and down: 2 hops).
+  const double latency = 2 * spec.linkLatency;
+  const double reference =
+      2.0 * (n - 1) / n * static_cast<double>(bytes) / spec.nicBytesPerSec + 2.0 * (n - 1) * latency;
+  EXPECT_NEAR(res.value().seconds, reference, 0.03 * reference)
+      << "simulated " << res.value().seconds * 1e6 << " us, closed form " << reference * 1e6 << " us";
+}
+
+TEST(NetsimRun, AnElephantOnItsSpineHalvesAFlow) {
+  FabricSpec spec;
+  spec.nranks = 2, spec.hostsPerLeaf = 1, spec.spines = 4;
+  auto fabric = Fabric::make(spec);
+  ASSERT_TRUE(fabric.isOk());
+  const Fabric& f = fabric.value();
+  const size_t bytes = size_t{16} << 20;
+  std::vector<Schedule> plans(2);
+  plans[0].send(1, Schedule::sendBuf(), bytes);
+  plans[1].recv(0, Schedule::recvBuf(), bytes);
+  const int spine = f.route(0, 1, pathPorts(spec.seed, 0, 1, 1)[0]).spine;
+  ASSERT_GE(spine, 0);
+
+  auto alone = VirtualExecutor(f, 1).run(plans);
+  ASSERT_TRUE(alone.isOk()) << alone.status().toString();
+  auto shared = VirtualExecutor(f, 1, {Elephant{{f.leafUp(0, spine)}}}).run(plans);
+  ASSERT_TRUE(shared.isOk()) << shared.status().toString();
+  auto elsewhere = VirtualExecutor(f, 1, {Elephant{{f.leafUp(0, (spine + 1) % 4)}}}).run(plans);
+  ASSERT_TRUE(elsewhere.isOk()) << elsewhere.status().toString();
+
+  const double wire = static_cast<double>(bytes) / spec.nicBytesPerSec, latency = 4 * spec.linkLatency;
+  EXPECT_NEAR(alone.value().seconds, wire + latency, 1e-9);
+  EXPECT_NEAR(shared.value().seconds, 2 * wire + latency, 1e-9);  // the spine uplink split in two
+  EXPECT_NEAR(elsewhere.value().seconds, wire + latency, 1e-9);
+}
+
+TEST(NetsimRun, MismatchedPlansAreNamedNotHung) {
+  FabricSpec spec;
+  spec.nranks = 2;
+  auto fabric = Fabric::make(spec);
+  ASSERT_TRUE(fabric.isOk());
+  std::vector<Schedule> plans(2);
+  plans[0].send(1, Schedule::sendBuf(), 64);
+  auto res = VirtualExecutor(fabric.value(), 1).run(plans);
+  ASSERT_FALSE(res.isOk());
+  EXPECT_NE(res.status().message().find("sends 1 messages to rank 1, which receives 0"), std::string::npos)
+      << res.status().toString();
+}
+
+TEST(NetsimRun, EveryCollectiveOfTheCliPlansAndFinishes) {
+  FabricSpec spec;
+  spec.nranks = 16, spec.ranksPerHost = 4, spec.hostsPerLeaf = 2, spec.spines = 2;
+  auto fabric = Fabric::make(spec);
+  ASSERT_TRUE(fabric.isOk());
+  for (const char* name : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"}) {
+    auto kind = parseCollective(name);
+    ASSERT_TRUE(kind.isOk());
+    CallSpec call;
+    call.kind = kind.value(), call.bytes = size_t{1} << 20, call.nranks = 16, call.ranksPerHost = 4;
+    auto planned = planCall(call);
+    ASSERT_TRUE(planned.isOk()) << name << ": " << planned.status().toString();
+    auto res = VirtualExecutor(fabric.value(), 2).run(planned.value().schedules);
+    ASSERT_TRUE(res.isOk()) << name << " (" << planned.value().algorithm << "): " << res.status().toString();
+    EXPECT_GT(res.value().seconds, 0) << name;
+  }
+}
+
+}  // namespace
+}  // namespace myriad::netsim

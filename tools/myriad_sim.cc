@@ -1,0 +1,141 @@
+// myriad-sim: predicts one collective call of the library's own plans on a simulated leaf-spine fabric
+// (docs/simulator.md). Prints the chosen algorithm, a per-link-class utilisation summary, the busiest
+// links, and on its last line the predicted time in µs and busbw (or one JSON object with --json).
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tools/sim/fabric.h"
+#include "tools/sim/plan_call.h"
+#include "tools/sim/virtual_executor.h"
+
+using namespace myriad;
+using namespace myriad::netsim;
+
+namespace {
+
+// "4096", "64K", "1M", "1G" (powers of 1024).
+bool parseBytes(const std::string& text, size_t* out) {
+  size_t pos = 0;
+  unsigned long long v = 0;
+  try {
+    v = std::stoull(text, &pos);
+  } catch (...) {
+    return false;
+  }
+  std::string unit = text.substr(pos);
+  int shift = unit.empty() || unit == "B" ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
+  if (shift < 0) return false;
+  *out = static_cast<size_t>(v) << shift;
+  return true;
+}
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "myriad-sim: %s\n", s.toString().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"myriad-sim: the library's own plans in virtual time over a leaf-spine fabric model"};
+  FabricSpec fab;
+  std::string collective = "all_reduce", bytesText = "1M", algo;
+  double linkGbps = 100, spineGbps = 0, latencyUs = kDefaultLinkLatency * 1e6;
+  int paths = 1;
+  bool json = false;
+  app.add_option("--ranks", fab.nranks, "ranks of the call")->required()->check(CLI::Range(1, 1 << 17));
+  app.add_option("--ranks-per-host", fab.ranksPerHost, "ranks on each host (G)")->capture_default_str();
+  app.add_option("--rails", fab.rails, "NICs per host (R); NIC r serves local ranks r mod R")->capture_default_str();
+  app.add_option("--collective", collective, "all_reduce|all_gather|reduce_scatter|all_to_all|broadcast")
+      ->capture_default_str();
+  app.add_option("--bytes", bytesText, "size as the perf binaries count it (K, M, G suffixes)")->capture_default_str();
+  app.add_option("--algo", algo, "force an algorithm by its registry name (default: the tuner's choice)");
+  app.add_option("--spines", fab.spines, "spine switches (S)")->capture_default_str();
+  app.add_option("--hosts-per-leaf", fab.hostsPerLeaf, "hosts under each leaf switch (H)")->capture_default_str();
+  app.add_option("--link-gbps", linkGbps, "NIC and leaf-spine link speed, Gb/s")->capture_default_str();
+  app.add_option("--spine-gbps", spineGbps,
+                 "leaf-spine link speed, Gb/s (default: --link-gbps; lower it to "
+                 "oversubscribe)");
+  app.add_option("--latency-us", latencyUs, "per-hop latency, µs")->capture_default_str();
+  app.add_option("--seed", fab.seed, "ECMP and port seed")->capture_default_str();
+  app.add_flag("--same-leaf-seeds", fab.sameLeafSeeds, "every leaf hashes with one seed (polarisation)");
+  app.add_option("--paths", paths, "paths per connection (the multipath transport's path count)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_flag("--json", json, "print one JSON object instead of the text report");
+  CLI11_PARSE(app, argc, argv);
+
+  CallSpec call;
+  if (!parseBytes(bytesText, &call.bytes)) return fail(invalidArgument("--bytes '" + bytesText + "' is not a size"));
+  auto kind = parseCollective(collective);
+  if (!kind.isOk()) return fail(kind.status());
+  call.kind = kind.value();
+  call.nranks = fab.nranks, call.ranksPerHost = fab.ranksPerHost, call.algo = algo;
+  fab.linkLatency = latencyUs * 1e-6;
+  fab.nicBytesPerSec = linkGbps * 1e9 / 8;
+  fab.spineBytesPerSec = (spineGbps > 0 ? spineGbps : linkGbps) * 1e9 / 8;
+  auto fabric = Fabric::make(fab);
+  if (!fabric.isOk()) return fail(fabric.status());
+  auto planned = planCall(call);
+  if (!planned.isOk()) return fail(planned.status());
+  VirtualExecutor exec(fabric.value(), paths);
+  auto res = exec.run(planned.value().schedules);
+  if (!res.isOk()) return fail(res.status());
+  const RunResult& r = res.value();
+  const double us = r.seconds * 1e6;
+  const double algBw = r.seconds > 0 ? static_cast<double>(call.bytes) / r.seconds / 1e9 : 0;
+  const double busBw = algBw * busBwFactor(call.kind, call.nranks);
+
+  // Utilisation: bytes carried / (capacity * call time), per link class (mean and max) and the top links.
+  const auto& links = fabric.value().links();
+  struct Class {
+    int links = 0, used = 0;
+    double sum = 0, max = 0;
+  };
+  std::map<std::string, Class> classes;
+  std::vector<std::pair<double, int>> top;
+  for (size_t l = 0; l < links.size(); ++l) {
+    double u = r.seconds > 0 ? r.linkBytes[l] / (links[l].capacity * r.seconds) : 0;
+    Class& c = classes[linkKindName(links[l].kind)];
+    ++c.links, c.sum += u, c.max = std::max(c.max, u), c.used += r.linkBytes[l] > 0;
+    top.emplace_back(u, static_cast<int>(l));
+  }
+  std::sort(top.rbegin(), top.rend());
+  const int spinesUsed =
+      static_cast<int>(std::count_if(r.spineFlows.begin(), r.spineFlows.end(), [](int f) { return f > 0; }));
+  const int spineMax = r.spineFlows.empty() ? 0 : *std::max_element(r.spineFlows.begin(), r.spineFlows.end());
+  if (json) {
+    std::printf(
+        "{\"algorithm\":\"%s\",\"collective\":\"%s\",\"ranks\":%d,\"ranks_per_host\":%d,\"bytes\":%zu,"
+        "\"time_us\":%.3f,\"algbw_gbs\":%.3f,\"busbw_gbs\":%.3f,\"messages\":%llu,\"flows\":%llu,"
+        "\"spine_flows_max\":%d,\"links\":{",
+        planned.value().algorithm.c_str(), collective.c_str(), call.nranks, call.ranksPerHost, call.bytes, us, algBw,
+        busBw, static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.flows), spineMax);
+    bool first = true;
+    for (const auto& [name, c] : classes) {
+      std::printf("%s\"%s\":{\"count\":%d,\"used\":%d,\"mean_util\":%.4f,\"max_util\":%.4f}", first ? "" : ",",
+                  name.c_str(), c.links, c.used, c.links ? c.sum / c.links : 0, c.max);
+      first = false;
+    }
+    std::printf("}}\n");
+    return 0;
+  }
+  std::printf("algorithm %s, %d ranks (%d per host, %d hosts, %d leaves, %d spines), %d path(s) per pair\n",
+              planned.value().algorithm.c_str(), call.nranks, call.ranksPerHost, fabric.value().hosts(),
+              fabric.value().leaves(), fab.spines, paths);
+  std::printf("%llu messages, %llu flows; flows per spine: max %d, %d of %d spines used\n",
+              static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.flows), spineMax,
+              spinesUsed, fab.spines);
+  std::printf("%-11s %6s %6s %9s %9s\n", "links", "count", "used", "mean util", "max util");
+  for (const auto& [name, c] : classes)
+    std::printf("%-11s %6d %6d %8.1f%% %8.1f%%\n", name.c_str(), c.links, c.used, 100 * (c.links ? c.sum / c.links : 0),
+                100 * c.max);
+  for (size_t i = 0; i < std::min<size_t>(5, top.size()) && top[i].first > 0; ++i)
+    std::printf("  busiest: %-28s %5.1f%%\n", fabric.value().linkName(top[i].second).c_str(), 100 * top[i].first);
+  std::printf("time_us %.3f busbw_gbs %.3f\n", us, busBw);
+  return 0;
+}

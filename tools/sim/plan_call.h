@@ -1,0 +1,37 @@
+// Planning one collective call for every rank, as the library would: the same CollArgs, the tuner's choice
+// through selectAlgorithm (or a forced algorithm), the algorithm's own plan per rank. Buffers are stand-in
+// addresses that are never dereferenced; only sizes matter.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "plan/coll_args.h"
+#include "plan/schedule.h"
+
+namespace myriad::netsim {
+
+struct CallSpec {
+  CollKind kind = CollKind::kAllReduce;
+  size_t bytes = 0;  // as the perf binaries count it: all-gather and reduce-scatter the whole buffer,
+                     // all-to-all everything one rank sends, the others one rank's buffer
+  int nranks = 1;
+  int ranksPerHost = 1;
+  std::string algo;  // empty: the tuner chooses
+};
+
+struct PlannedCall {
+  std::string algorithm;
+  std::vector<Schedule> schedules;
+};
+
+// "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast" (also the library's names,
+// "allreduce" ...).
+Result<CollKind> parseCollective(const std::string& name);
+Result<PlannedCall> planCall(const CallSpec& spec);
+// busbw / algbw, as benchmarks/common defines it per collective.
+double busBwFactor(CollKind kind, int nranks);
+
+}  // namespace myriad::netsim

@@ -1,0 +1,280 @@
+// VirtualExecutor: the event loop. Events are step completions at a time (a priority queue) and flow
+// completions (the FlowNetwork says when the next one is due); time jumps to whichever comes first.
+#include "tools/sim/virtual_executor.h"
+
+#include <algorithm>
+#include <queue>
+#include <string>
+#include <unordered_map>
+
+#include "plan/dtype.h"
+#include "tools/sim/path_ports.h"
+
+namespace myriad::netsim {
+namespace {
+
+using Kind = Schedule::Kind;
+
+// One direction of one rank pair: its sends (steps of src) and receives (steps of dst) in the order added.
+struct Channel {
+  int src = 0, dst = 0;
+  std::vector<int> sends, recvs;
+  std::vector<char> sendPosted, recvPosted;
+  size_t next = 0;      // the first message not started
+  bool onWire = false;  // a message of this channel is being sent: the next one waits (one byte stream)
+  std::vector<uint16_t> ports;
+};
+
+struct Message {
+  int channel = 0;
+  size_t index = 0;
+  int partsLeft = 0;
+  double latency = 0;
+};
+
+struct Event {
+  double at;
+  uint64_t seq;
+  int rank, step;
+  bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+};
+
+double touched(const Schedule::StepInfo& s) {
+  switch (s.kind) {
+    case Kind::kReduce:
+    case Kind::kRecvReduce: return 3.0 * static_cast<double>(s.n * dtypeSize(s.dtype));  // read two, write one
+    case Kind::kScale: return 2.0 * static_cast<double>(s.n * dtypeSize(s.dtype));
+    case Kind::kCopy: return 2.0 * static_cast<double>(s.n);
+    default: return 0;
+  }
+}
+
+class Run {
+ public:
+  Run(const Fabric& fabric, int paths, const std::vector<Schedule>& schedules)
+      : fabric_(fabric), paths_(paths), s_(schedules), net_(capacities(fabric)) {}
+
+  Result<RunResult> go(const std::vector<Elephant>& elephants) {
+    const int n = static_cast<int>(s_.size());
+    if (n != fabric_.spec().nranks)
+      return internalError("sim: " + std::to_string(n) + " schedules for " + std::to_string(fabric_.spec().nranks) +
+                           " ranks");
+    for (const Elephant& e : elephants) net_.start(e.links, FlowNetwork::kForever, ~uint64_t{0});
+    result_.rankFinish.assign(static_cast<size_t>(n), 0);
+    result_.spineFlows.assign(static_cast<size_t>(fabric_.spec().spines), 0);
+    MYR_TRY(index());
+    busy_.assign(static_cast<size_t>(n), 0);
+    for (int r = 0; r < n; ++r)
+      for (int i = 0; i < static_cast<int>(s_[r].size()); ++i)
+        if (waits_[r][i] == 0) post(r, i);
+    std::vector<uint64_t> finished;
+    while (left_ > 0) {
+      double tNet = now_ + net_.nextFinish();
+      double tEv = events_.empty() ? FlowNetwork::kForever : events_.top().at;
+      double t = std::min(tNet, tEv);
+      if (t == FlowNetwork::kForever) return Status(Code::kInternalError, deadlock());
+      finished.clear();
+      net_.advance(t - now_, &finished);
+      now_ = t;
+      for (uint64_t tag : finished) flowDone(tag);
+      while (!events_.empty() && events_.top().at <= now_) {
+        Event e = events_.top();
+        events_.pop();
+        complete(e.rank, e.step);
+      }
+    }
+    result_.seconds = 0;
+    for (double f : result_.rankFinish) result_.seconds = std::max(result_.seconds, f);
+    result_.linkBytes = net_.carried();
+    return std::move(result_);
+  }
+
+ private:
+  static std::vector<double> capacities(const Fabric& f) {
+    std::vector<double> c;
+    for (const Link& l : f.links()) c.push_back(l.capacity);
+    return c;
+  }
+
+  Status index() {
+    const int n = static_cast<int>(s_.size());
+    waits_.resize(static_cast<size_t>(n)), after_.resize(static_cast<size_t>(n)), msg_.resize(static_cast<size_t>(n));
+    done_.resize(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      const Schedule& s = s_[r];
+      if (s.next())
+        return notSupported("sim: " + s.name() + " plans in two stages (data-dependent); the simulator runs " +
+                            "one-stage plans only");
+      const size_t m = s.size();
+      waits_[r].assign(m, 0), after_[r].assign(m, {}), msg_[r].assign(m, -1), done_[r].assign(m, 0);
+      left_ += m;
+      for (size_t i = 0; i < m; ++i) {
+        for (Schedule::Step d : s.deps(static_cast<Schedule::Step>(i))) {
+          ++waits_[r][i];
+          after_[r][static_cast<size_t>(d)].push_back(static_cast<int>(i));
+        }
+        const auto& st = s.steps()[i];
+        if (!Schedule::isMessage(st.kind)) continue;
+        if (st.peer < 0 || st.peer >= n || st.peer == r)
+          return internalError("sim: rank " + std::to_string(r) + " step " + std::to_string(i) + " names peer " +
+                               std::to_string(st.peer));
+        const bool sends = st.kind == Kind::kSend;
+        Channel& c = channel(sends ? r : st.peer, sends ? st.peer : r);
+        auto& list = sends ? c.sends : c.recvs;
+        msg_[r][i] = static_cast<int>(list.size());
+        list.push_back(static_cast<int>(i));
+      }
+    }
+    for (Channel& c : channels_) {
+      if (c.sends.size() != c.recvs.size())
+        return internalError("sim: rank " + std::to_string(c.src) + " sends " + std::to_string(c.sends.size()) +
+                             " messages to rank " + std::to_string(c.dst) + ", which receives " +
+                             std::to_string(c.recvs.size()));
+      c.sendPosted.assign(c.sends.size(), 0), c.recvPosted.assign(c.recvs.size(), 0);
+    }
+    return Status::ok();
+  }
+
+  Channel& channel(int src, int dst) {
+    uint64_t key = uint64_t(static_cast<uint32_t>(src)) << 32 | static_cast<uint32_t>(dst);
+    auto [it, fresh] = channelOf_.try_emplace(key, static_cast<int>(channels_.size()));
+    if (fresh) {
+      channels_.emplace_back();
+      channels_.back().src = src, channels_.back().dst = dst;
+    }
+    return channels_[static_cast<size_t>(it->second)];
+  }
+  int channelId(int src, int dst) const {
+    return channelOf_.at(uint64_t(static_cast<uint32_t>(src)) << 32 | static_cast<uint32_t>(dst));
+  }
+
+  void post(int r, int i) {
+    const auto& st = s_[r].steps()[static_cast<size_t>(i)];
+    switch (st.kind) {
+      case Kind::kSend:
+      case Kind::kRecv:
+      case Kind::kRecvReduce: {
+        const bool sends = st.kind == Kind::kSend;
+        int id = sends ? channelId(r, st.peer) : channelId(st.peer, r);
+        Channel& c = channels_[static_cast<size_t>(id)];
+        (sends ? c.sendPosted : c.recvPosted)[static_cast<size_t>(msg_[r][i])] = 1;
+        startReady(id);
+        break;
+      }
+      case Kind::kJoin: complete(r, i); break;
+      default: compute(r, i, touched(st)); break;
+    }
+  }
+
+  void compute(int r, int i, double bytes) {
+    double& busy = busy_[static_cast<size_t>(r)];
+    busy = std::max(busy, now_) + bytes / fabric_.spec().memBytesPerSec;
+    events_.push({busy, seq_++, r, i});
+  }
+
+  void startReady(int id) {
+    Channel& c = channels_[static_cast<size_t>(id)];
+    while (!c.onWire && c.next < c.sends.size() && c.sendPosted[c.next] && c.recvPosted[c.next]) {
+      const size_t k = c.next++;
+      if (c.ports.empty()) c.ports = ports(c.src, c.dst);
+      const double bytes = static_cast<double>(s_[c.src].steps()[static_cast<size_t>(c.sends[k])].n);
+      const int parts = fabric_.hostOf(c.src) == fabric_.hostOf(c.dst) ? 1 : paths_;
+      Message m{id, k, parts, 0};
+      const uint64_t tag = messages_.size();
+      ++result_.messages;
+      for (int p = 0; p < parts; ++p) {
+        Route route = fabric_.route(c.src, c.dst, c.ports[static_cast<size_t>(p)]);
+        m.latency = std::max(m.latency, route.latency);
+        if (route.spine >= 0) ++result_.spineFlows[static_cast<size_t>(route.spine)];
+        ++result_.flows;
+        if (bytes == 0) continue;
+        net_.start(std::move(route.links), bytes / parts, tag);
+      }
+      if (bytes == 0) m.partsLeft = 0;
+      messages_.push_back(m);
+      if (m.partsLeft == 0) {
+        deliver(tag);
+      } else {
+        c.onWire = true;
+      }
+    }
+  }
+
+  std::vector<uint16_t> ports(int src, int dst) const { return pathPorts(fabric_.spec().seed, src, dst, paths_); }
+
+  void flowDone(uint64_t tag) {
+    if (tag == ~uint64_t{0}) return;
+    if (--messages_[tag].partsLeft > 0) return;
+    const int id = messages_[tag].channel;
+    channels_[static_cast<size_t>(id)].onWire = false;
+    deliver(tag);
+    startReady(id);  // may add messages: no reference into messages_ is held across it
+  }
+
+  void deliver(uint64_t tag) {
+    const Message& m = messages_[tag];
+    const Channel& c = channels_[static_cast<size_t>(m.channel)];
+    const double at = now_ + m.latency;
+    events_.push({at, seq_++, c.src, c.sends[m.index]});
+    const int recv = c.recvs[m.index];
+    const auto& st = s_[c.dst].steps()[static_cast<size_t>(recv)];
+    if (st.kind == Kind::kRecvReduce) {
+      double& busy = busy_[static_cast<size_t>(c.dst)];
+      busy = std::max(busy, at) + touched(st) / fabric_.spec().memBytesPerSec;
+      events_.push({busy, seq_++, c.dst, recv});
+    } else {
+      events_.push({at, seq_++, c.dst, recv});
+    }
+  }
+
+  void complete(int r, int i) {
+    char& d = done_[r][static_cast<size_t>(i)];
+    if (d) return;
+    d = 1, --left_;
+    result_.rankFinish[static_cast<size_t>(r)] = std::max(result_.rankFinish[static_cast<size_t>(r)], now_);
+    for (int j : after_[r][static_cast<size_t>(i)])
+      if (--waits_[r][static_cast<size_t>(j)] == 0) post(r, j);
+  }
+
+  std::string deadlock() const {
+    std::string o = "sim: deadlock at " + std::to_string(now_ * 1e6) + " us: no flow or step can finish;";
+    int shown = 0;
+    for (size_t r = 0; r < s_.size() && shown < 8; ++r)
+      for (size_t i = 0; i < done_[r].size(); ++i)
+        if (!done_[r][i] && waits_[r][i] == 0) {
+          o += "\n  rank " + std::to_string(r) + " waits in step " + std::to_string(i);
+          ++shown;
+          break;
+        }
+    return o;
+  }
+
+  const Fabric& fabric_;
+  int paths_;
+  const std::vector<Schedule>& s_;
+  FlowNetwork net_;
+  RunResult result_;
+  double now_ = 0;
+  uint64_t seq_ = 0;
+  size_t left_ = 0;
+  std::vector<std::vector<int>> waits_, msg_;
+  std::vector<std::vector<std::vector<int>>> after_;
+  std::vector<std::vector<char>> done_;
+  std::vector<double> busy_;
+  std::vector<Channel> channels_;
+  std::unordered_map<uint64_t, int> channelOf_;
+  std::vector<Message> messages_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+};
+
+}  // namespace
+
+VirtualExecutor::VirtualExecutor(const Fabric& fabric, int paths, std::vector<Elephant> elephants)
+    : fabric_(fabric), paths_(std::max(1, paths)), elephants_(std::move(elephants)) {}
+
+Result<RunResult> VirtualExecutor::run(const std::vector<Schedule>& schedules) {
+  Run r(fabric_, paths_, schedules);
+  return r.go(elephants_);
+}
+
+}  // namespace myriad::netsim

@@ -1,0 +1,46 @@
+// VirtualExecutor: every rank's Schedule of one call run in virtual time over a Fabric. A send and its
+// receive (matched per rank pair in the order their steps were added, as schedule.h promises) become a
+// message once both have been posted and every earlier message of that pair has started (rendezvous, no
+// eager sends); the message is split evenly over the pair's P paths, each path a flow whose source port the
+// library's PathSet chose and whose spine ECMP chose, and it is delivered when its last flow has finished
+// plus the path latency. Reduce, copy and scale steps (and the reduction of a recv-reduce) occupy the
+// rank's memory engine for bytes touched / memory bandwidth, one at a time per rank. Buffers are sizes
+// only: no data is allocated or moved.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "plan/schedule.h"
+#include "tools/sim/fabric.h"
+#include "tools/sim/flow_network.h"
+
+namespace myriad::netsim {
+
+struct Elephant {
+  std::vector<int> links;  // a background flow of another tenant, pinned to these links, never ending
+};
+
+struct RunResult {
+  double seconds = 0;              // the last rank's finish
+  std::vector<double> rankFinish;  // per rank
+  std::vector<double> linkBytes;   // bytes each link carried, elephants included
+  uint64_t messages = 0, flows = 0;
+  std::vector<int> spineFlows;  // flows that crossed each spine
+};
+
+class VirtualExecutor {
+ public:
+  VirtualExecutor(const Fabric& fabric, int paths, std::vector<Elephant> elephants = {});
+  // schedules[r]: rank r's plan. Fails on a plan the simulator cannot run (a two-stage plan) or on a
+  // deadlock, naming the ranks and steps that wait.
+  Result<RunResult> run(const std::vector<Schedule>& schedules);
+
+ private:
+  const Fabric& fabric_;
+  int paths_;
+  std::vector<Elephant> elephants_;
+};
+
+}  // namespace myriad::netsim
