@@ -86,6 +86,8 @@ class Run {
     result_.seconds = 0;
     for (double f : result_.rankFinish) result_.seconds = std::max(result_.seconds, f);
     result_.linkBytes = net_.carried();
+    result_.rerates = net_.stats().rerates, result_.rerateFlows = net_.stats().rerateFlows;
+    result_.rerateLinks = net_.stats().rerateLinks;
     return std::move(result_);
   }
 
