@@ -101,6 +101,7 @@ class Run {
   Status index() {
     const int n = static_cast<int>(s_.size());
     waits_.resize(static_cast<size_t>(n)), after_.resize(static_cast<size_t>(n)), msg_.resize(static_cast<size_t>(n));
+    afterStart_.resize(static_cast<size_t>(n));
     done_.resize(static_cast<size_t>(n));
     for (int r = 0; r < n; ++r) {
       const Schedule& s = s_[r];
@@ -108,13 +109,24 @@ class Run {
         return notSupported("sim: " + s.name() + " plans in two stages (data-dependent); the simulator runs " +
                             "one-stage plans only");
       const size_t m = s.size();
-      waits_[r].assign(m, 0), after_[r].assign(m, {}), msg_[r].assign(m, -1), done_[r].assign(m, 0);
+      waits_[r].assign(m, 0), msg_[r].assign(m, -1), done_[r].assign(m, 0);
       left_ += m;
+      // after_[r]: the steps each step unblocks, in one array (CSR): no allocation per step.
+      std::vector<int>& start = afterStart_[r];
+      std::vector<int>& list = after_[r];
+      start.assign(m + 1, 0);
+      for (size_t i = 0; i < m; ++i)
+        for (Schedule::Step d : s.deps(static_cast<Schedule::Step>(i)))
+          ++start[static_cast<size_t>(d) + 1], ++waits_[r][i];
+      for (size_t i = 0; i < m; ++i) start[i + 1] += start[i];
+      list.resize(static_cast<size_t>(start[m]));
+      {
+        std::vector<int> fill(start.begin(), start.end() - 1);
+        for (size_t i = 0; i < m; ++i)
+          for (Schedule::Step d : s.deps(static_cast<Schedule::Step>(i)))
+            list[static_cast<size_t>(fill[static_cast<size_t>(d)]++)] = static_cast<int>(i);
+      }
       for (size_t i = 0; i < m; ++i) {
-        for (Schedule::Step d : s.deps(static_cast<Schedule::Step>(i))) {
-          ++waits_[r][i];
-          after_[r][static_cast<size_t>(d)].push_back(static_cast<int>(i));
-        }
         const auto& st = s.steps()[i];
         if (!Schedule::isMessage(st.kind)) continue;
         if (st.peer < 0 || st.peer >= n || st.peer == r)
@@ -234,8 +246,11 @@ class Run {
     if (d) return;
     d = 1, --left_;
     result_.rankFinish[static_cast<size_t>(r)] = std::max(result_.rankFinish[static_cast<size_t>(r)], now_);
-    for (int j : after_[r][static_cast<size_t>(i)])
+    const std::vector<int>& start = afterStart_[r];
+    for (int k = start[static_cast<size_t>(i)]; k < start[static_cast<size_t>(i) + 1]; ++k) {
+      const int j = after_[r][static_cast<size_t>(k)];
       if (--waits_[r][static_cast<size_t>(j)] == 0) post(r, j);
+    }
   }
 
   std::string deadlock() const {
@@ -259,8 +274,7 @@ class Run {
   double now_ = 0;
   uint64_t seq_ = 0;
   size_t left_ = 0;
-  std::vector<std::vector<int>> waits_, msg_;
-  std::vector<std::vector<std::vector<int>>> after_;
+  std::vector<std::vector<int>> waits_, msg_, after_, afterStart_;
   std::vector<std::vector<char>> done_;
   std::vector<double> busy_;
   std::vector<Channel> channels_;
