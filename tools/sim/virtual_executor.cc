@@ -101,6 +101,7 @@ class Run {
   Status index() {
     const int n = static_cast<int>(s_.size());
     waits_.resize(static_cast<size_t>(n)), after_.resize(static_cast<size_t>(n)), msg_.resize(static_cast<size_t>(n));
+    chan_.resize(static_cast<size_t>(n));
     afterStart_.resize(static_cast<size_t>(n));
     done_.resize(static_cast<size_t>(n));
     for (int r = 0; r < n; ++r) {
@@ -109,7 +110,7 @@ class Run {
         return notSupported("sim: " + s.name() + " plans in two stages (data-dependent); the simulator runs " +
                             "one-stage plans only");
       const size_t m = s.size();
-      waits_[r].assign(m, 0), msg_[r].assign(m, -1), done_[r].assign(m, 0);
+      waits_[r].assign(m, 0), msg_[r].assign(m, -1), chan_[r].assign(m, -1), done_[r].assign(m, 0);
       left_ += m;
       // after_[r]: the steps each step unblocks, in one array (CSR): no allocation per step.
       std::vector<int>& start = afterStart_[r];
@@ -134,6 +135,7 @@ class Run {
                                std::to_string(st.peer));
         const bool sends = st.kind == Kind::kSend;
         Channel& c = channel(sends ? r : st.peer, sends ? st.peer : r);
+        chan_[r][i] = static_cast<int>(&c - channels_.data());
         auto& list = sends ? c.sends : c.recvs;
         msg_[r][i] = static_cast<int>(list.size());
         list.push_back(static_cast<int>(i));
@@ -158,9 +160,6 @@ class Run {
     }
     return channels_[static_cast<size_t>(it->second)];
   }
-  int channelId(int src, int dst) const {
-    return channelOf_.at(uint64_t(static_cast<uint32_t>(src)) << 32 | static_cast<uint32_t>(dst));
-  }
 
   void post(int r, int i) {
     const auto& st = s_[r].steps()[static_cast<size_t>(i)];
@@ -169,7 +168,7 @@ class Run {
       case Kind::kRecv:
       case Kind::kRecvReduce: {
         const bool sends = st.kind == Kind::kSend;
-        int id = sends ? channelId(r, st.peer) : channelId(st.peer, r);
+        const int id = chan_[r][static_cast<size_t>(i)];
         Channel& c = channels_[static_cast<size_t>(id)];
         (sends ? c.sendPosted : c.recvPosted)[static_cast<size_t>(msg_[r][i])] = 1;
         startReady(id);
@@ -274,7 +273,7 @@ class Run {
   double now_ = 0;
   uint64_t seq_ = 0;
   size_t left_ = 0;
-  std::vector<std::vector<int>> waits_, msg_, after_, afterStart_;
+  std::vector<std::vector<int>> waits_, msg_, chan_, after_, afterStart_;  // chan_: a message step's channel
   std::vector<std::vector<char>> done_;
   std::vector<double> busy_;
   std::vector<Channel> channels_;
