@@ -3,7 +3,9 @@
 // links, and on its last line the predicted time in µs and busbw (or one JSON object with --json).
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -80,11 +82,26 @@ int main(int argc, char** argv) {
   fab.spineBytesPerSec = (spineGbps > 0 ? spineGbps : linkGbps) * 1e9 / 8;
   auto fabric = Fabric::make(fab);
   if (!fabric.isOk()) return fail(fabric.status());
+  const auto t0 = std::chrono::steady_clock::now();
   auto planned = planCall(call);
   if (!planned.isOk()) return fail(planned.status());
+  const auto t1 = std::chrono::steady_clock::now();
   VirtualExecutor exec(fabric.value(), paths);
   auto res = exec.run(planned.value().schedules);
   if (!res.isOk()) return fail(res.status());
+  if (std::getenv("MYRIAD_SIM_PROFILE")) {  // where the simulator's own time goes, on stderr
+    const auto t2 = std::chrono::steady_clock::now();
+    size_t steps = 0;
+    for (const Schedule& s : planned.value().schedules) steps += s.size();
+    const RunResult& p = res.value();
+    std::fprintf(stderr,
+                 "profile: plan %.3f s, run %.3f s; %zu steps, %llu messages, %llu rerates over %.1f flows and %.1f "
+                 "links on average\n",
+                 std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(), steps,
+                 static_cast<unsigned long long>(p.messages), static_cast<unsigned long long>(p.rerates),
+                 p.rerates ? static_cast<double>(p.rerateFlows) / static_cast<double>(p.rerates) : 0.0,
+                 p.rerates ? static_cast<double>(p.rerateLinks) / static_cast<double>(p.rerates) : 0.0);
+  }
   const RunResult& r = res.value();
   const double us = r.seconds * 1e6;
   const double algBw = r.seconds > 0 ? static_cast<double>(call.bytes) / r.seconds / 1e9 : 0;

@@ -1,11 +1,19 @@
-// FlowNetwork: the flows active on a fabric's links, their max-min fair rates (recomputed whenever a flow
-// starts or ends), and each link's carried bytes for the utilisation report. Time advances only when the
-// caller says so; the network says when its next flow will finish.
+// FlowNetwork: the flows active on a fabric's links, their max-min fair rates, and each link's carried
+// bytes for the utilisation report. Time advances only when the caller says so; the network says when its
+// next flow will finish.
+//
+// Incremental: each link keeps the list of its active flows; a start or an end marks the flow's links
+// dirty, and before time next moves the rates are recomputed (progressive filling, maxMinRates' rule) over
+// the connected component of the dirty links only (flows sharing a link with a dirty link, transitively) —
+// max-min fair rates of different components are independent, so the result is the full recomputation's.
+// A flow's bytes left are settled lazily (when its rate changes or it ends), and the next finish comes
+// from a priority queue keyed by projected finish time, updated only for flows whose rate changed.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <queue>
 #include <vector>
 
 namespace myriad::netsim {
@@ -18,24 +26,54 @@ class FlowNetwork {
   // Starts a flow of `bytes` (kForever: a background elephant that never ends) over `links`; returns its id.
   int start(std::vector<int> links, double bytes, uint64_t tag);
   // Seconds from now until the first active flow finishes (kForever when none will).
-  double nextFinish() const;
+  double nextFinish();
   // Moves every flow on by dt seconds at its rate; appends the tags of the flows that finished.
   void advance(double dt, std::vector<uint64_t>* finished);
-  double rate(int flow) const { return flows_[static_cast<size_t>(flow)].rate; }
-  const std::vector<double>& carried() const { return carried_; }
-  size_t active() const { return active_.size(); }
+  // The flow's current rate (pending recomputations done first).
+  double rate(int flow);
+  // Bytes each link carried so far (every active flow settled first).
+  const std::vector<double>& carried();
+  size_t active() const { return active_; }
+  // Counters for profiling: recomputations, and the flows and links they covered in all.
+  struct Stats {
+    uint64_t rerates = 0, rerateFlows = 0, rerateLinks = 0;
+  };
+  const Stats& stats() const { return stats_; }
 
  private:
   struct Flow {
     std::vector<int> links;
-    double left = 0, rate = 0;
+    std::vector<int> slot;  // slot[k]: the flow's index in linkFlows_[links[k]]
+    double left = 0;        // bytes left at time `since`
+    double since = 0, rate = 0;
     uint64_t tag = 0;
+    uint32_t version = 0;  // bumped whenever the finish time changes: older heap entries are stale
+    bool live = false;
   };
+  struct Due {
+    double at;
+    int id;
+    uint32_t version;
+    bool operator>(const Due& o) const { return at != o.at ? at > o.at : id > o.id; }
+  };
+  void settle(Flow& f);  // carries the bytes moved since f.since and moves f.since to now
+  void setRate(int id, double r);
+  void detach(int id);
   void rerate();
   std::vector<double> capacity_, carried_;
+  std::vector<std::vector<int>> linkFlows_;
   std::vector<Flow> flows_;
-  std::vector<int> active_;
-  std::vector<int> free_;
+  std::vector<int> free_, dirty_;
+  std::vector<char> linkDirty_;
+  std::priority_queue<Due, std::vector<Due>, std::greater<>> due_;
+  double now_ = 0;
+  size_t active_ = 0;
+  Stats stats_;
+  // Scratch for rerate, kept to avoid allocating per event.
+  std::vector<int> compLinks_, compFlows_, users_;
+  std::vector<double> leftCap_;
+  std::vector<uint32_t> linkMark_, flowMark_;
+  uint32_t mark_ = 0;
 };
 
 }  // namespace myriad::netsim

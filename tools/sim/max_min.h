@@ -1,5 +1,7 @@
 // Max-min fair rates by progressive filling: every unfrozen flow's rate grows together until a link is
-// full; the flows through that link freeze at its fair share; repeat with what the others left.
+// full; the flows through that link freeze at its fair share; repeat with what the others left. The full
+// O(links * flows) recomputation: FlowNetwork does the same incrementally; this is the reference its tests
+// compare against.
 #pragma once
 
 #include <vector>

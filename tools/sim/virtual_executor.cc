@@ -86,6 +86,8 @@ class Run {
     result_.seconds = 0;
     for (double f : result_.rankFinish) result_.seconds = std::max(result_.seconds, f);
     result_.linkBytes = net_.carried();
+    result_.rerates = net_.stats().rerates, result_.rerateFlows = net_.stats().rerateFlows;
+    result_.rerateLinks = net_.stats().rerateLinks;
     return std::move(result_);
   }
 
@@ -99,6 +101,8 @@ class Run {
   Status index() {
     const int n = static_cast<int>(s_.size());
     waits_.resize(static_cast<size_t>(n)), after_.resize(static_cast<size_t>(n)), msg_.resize(static_cast<size_t>(n));
+    chan_.resize(static_cast<size_t>(n));
+    afterStart_.resize(static_cast<size_t>(n));
     done_.resize(static_cast<size_t>(n));
     for (int r = 0; r < n; ++r) {
       const Schedule& s = s_[r];
@@ -106,13 +110,24 @@ class Run {
         return notSupported("sim: " + s.name() + " plans in two stages (data-dependent); the simulator runs " +
                             "one-stage plans only");
       const size_t m = s.size();
-      waits_[r].assign(m, 0), after_[r].assign(m, {}), msg_[r].assign(m, -1), done_[r].assign(m, 0);
+      waits_[r].assign(m, 0), msg_[r].assign(m, -1), chan_[r].assign(m, -1), done_[r].assign(m, 0);
       left_ += m;
+      // after_[r]: the steps each step unblocks, in one array (CSR): no allocation per step.
+      std::vector<int>& start = afterStart_[r];
+      std::vector<int>& list = after_[r];
+      start.assign(m + 1, 0);
+      for (size_t i = 0; i < m; ++i)
+        for (Schedule::Step d : s.deps(static_cast<Schedule::Step>(i)))
+          ++start[static_cast<size_t>(d) + 1], ++waits_[r][i];
+      for (size_t i = 0; i < m; ++i) start[i + 1] += start[i];
+      list.resize(static_cast<size_t>(start[m]));
+      {
+        std::vector<int> fill(start.begin(), start.end() - 1);
+        for (size_t i = 0; i < m; ++i)
+          for (Schedule::Step d : s.deps(static_cast<Schedule::Step>(i)))
+            list[static_cast<size_t>(fill[static_cast<size_t>(d)]++)] = static_cast<int>(i);
+      }
       for (size_t i = 0; i < m; ++i) {
-        for (Schedule::Step d : s.deps(static_cast<Schedule::Step>(i))) {
-          ++waits_[r][i];
-          after_[r][static_cast<size_t>(d)].push_back(static_cast<int>(i));
-        }
         const auto& st = s.steps()[i];
         if (!Schedule::isMessage(st.kind)) continue;
         if (st.peer < 0 || st.peer >= n || st.peer == r)
@@ -120,6 +135,7 @@ class Run {
                                std::to_string(st.peer));
         const bool sends = st.kind == Kind::kSend;
         Channel& c = channel(sends ? r : st.peer, sends ? st.peer : r);
+        chan_[r][i] = static_cast<int>(&c - channels_.data());
         auto& list = sends ? c.sends : c.recvs;
         msg_[r][i] = static_cast<int>(list.size());
         list.push_back(static_cast<int>(i));
@@ -144,9 +160,6 @@ class Run {
     }
     return channels_[static_cast<size_t>(it->second)];
   }
-  int channelId(int src, int dst) const {
-    return channelOf_.at(uint64_t(static_cast<uint32_t>(src)) << 32 | static_cast<uint32_t>(dst));
-  }
 
   void post(int r, int i) {
     const auto& st = s_[r].steps()[static_cast<size_t>(i)];
@@ -155,7 +168,7 @@ class Run {
       case Kind::kRecv:
       case Kind::kRecvReduce: {
         const bool sends = st.kind == Kind::kSend;
-        int id = sends ? channelId(r, st.peer) : channelId(st.peer, r);
+        const int id = chan_[r][static_cast<size_t>(i)];
         Channel& c = channels_[static_cast<size_t>(id)];
         (sends ? c.sendPosted : c.recvPosted)[static_cast<size_t>(msg_[r][i])] = 1;
         startReady(id);
@@ -232,8 +245,11 @@ class Run {
     if (d) return;
     d = 1, --left_;
     result_.rankFinish[static_cast<size_t>(r)] = std::max(result_.rankFinish[static_cast<size_t>(r)], now_);
-    for (int j : after_[r][static_cast<size_t>(i)])
+    const std::vector<int>& start = afterStart_[r];
+    for (int k = start[static_cast<size_t>(i)]; k < start[static_cast<size_t>(i) + 1]; ++k) {
+      const int j = after_[r][static_cast<size_t>(k)];
       if (--waits_[r][static_cast<size_t>(j)] == 0) post(r, j);
+    }
   }
 
   std::string deadlock() const {
@@ -257,8 +273,7 @@ class Run {
   double now_ = 0;
   uint64_t seq_ = 0;
   size_t left_ = 0;
-  std::vector<std::vector<int>> waits_, msg_;
-  std::vector<std::vector<std::vector<int>>> after_;
+  std::vector<std::vector<int>> waits_, msg_, chan_, after_, afterStart_;  // chan_: a message step's channel
   std::vector<std::vector<char>> done_;
   std::vector<double> busy_;
   std::vector<Channel> channels_;

@@ -27,7 +27,8 @@ struct RunResult {
   std::vector<double> rankFinish;  // per rank
   std::vector<double> linkBytes;   // bytes each link carried, elephants included
   uint64_t messages = 0, flows = 0;
-  std::vector<int> spineFlows;  // flows that crossed each spine
+  std::vector<int> spineFlows;                             // flows that crossed each spine
+  uint64_t rerates = 0, rerateFlows = 0, rerateLinks = 0;  // FlowNetwork::Stats, for profiling
 };
 
 class VirtualExecutor {
