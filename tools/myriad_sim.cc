@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   app.add_flag("--json", json, "print one JSON object instead of the text report");
+  bool profile = false;
+  app.add_flag("--profile", profile, "print where the simulator's own time goes (plan, run, rerates) on stderr");
   CLI11_PARSE(app, argc, argv);
 
   CallSpec call;
@@ -89,7 +91,7 @@ int main(int argc, char** argv) {
   VirtualExecutor exec(fabric.value(), paths);
   auto res = exec.run(planned.value().schedules);
   if (!res.isOk()) return fail(res.status());
-  if (std::getenv("MYRIAD_SIM_PROFILE")) {  // where the simulator's own time goes, on stderr
+  if (profile) {
     const auto t2 = std::chrono::steady_clock::now();
     size_t steps = 0;
     for (const Schedule& s : planned.value().schedules) steps += s.size();
