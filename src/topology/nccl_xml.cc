@@ -125,7 +125,7 @@ class NcclReader {
     if (target == topo_.nodes[p.gpu].busId) return Status::ok();  // a link to itself says nothing
     int other = topo_.findBusId(target);
     if (other < 0 && (tclass >> 8) == 0x0680) other = addNvSwitch(target, tclass);
-    if (other < 0 && (tclass >> 16) != 0x03) other = cpuOf(p.gpu);  // NVLink to the CPU (POWER)
+    if (other < 0 && (tclass >> 16) != 0x03) other = topo_.cpuOf(p.gpu);  // NVLink to the CPU (POWER)
     if (other < 0 || topo_.nvlinkBetween(p.gpu, other)) return Status::ok();
     Link l;
     l.kind = LinkKind::kNvlink;
@@ -143,11 +143,6 @@ class NcclReader {
     n.busId = busId;
     n.pciClass = tclass;
     return topo_.add(std::move(n));
-  }
-
-  int cpuOf(int node) const {
-    while (node >= 0 && topo_.nodes[node].kind != NodeKind::kCpu) node = topo_.nodes[node].parent;
-    return node;
   }
 
   static constexpr int kMaxDepth = 32;

@@ -102,7 +102,7 @@ class NcclWriter {
       // An NVLink to a CPU has no bus id of its own; NCCL spells the CPU end as a bridge class, which names
       // the GPU's own CPU: a link to another CPU (not in real machines; hwloc files can say so) cannot be
       // written.
-      if (other.kind == NodeKind::kCpu && otherIndex != cpuOf(i)) continue;
+      if (other.kind == NodeKind::kCpu && otherIndex != topo_.cpuOf(i)) continue;
       std::string target = other.kind == NodeKind::kCpu ? "ffffffff:ff:ff.f" : other.busId;
       uint32_t tclass = other.kind == NodeKind::kCpu ? 0x060400 : writtenClass(other);
       out_ += pad + "  <nvlink" + attr("target", target) + attr("count", std::to_string(linkCount(l, n))) +
@@ -116,11 +116,6 @@ class NcclWriter {
     for (const Node& c : topo_.nodes)
       if (c.parent == self && !c.busId.empty()) return true;
     return false;
-  }
-
-  int cpuOf(int node) const {
-    while (node >= 0 && topo_.nodes[node].kind != NodeKind::kCpu) node = topo_.nodes[node].parent;
-    return node;
   }
 
   // NCCL XML counts NVLinks; hwloc gives only a bandwidth (count 0): then the count that bandwidth makes at

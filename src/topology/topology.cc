@@ -51,6 +51,12 @@ int Topology::findBusId(const std::string& busId) const {
   return -1;
 }
 
+int Topology::cpuOf(int node) const {
+  while (node >= 0 && nodes[static_cast<size_t>(node)].kind != NodeKind::kCpu)
+    node = nodes[static_cast<size_t>(node)].parent;
+  return node;
+}
+
 int Topology::findNic(const std::string& portName) const {
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const NicPort& p : nodes[i].ports) {

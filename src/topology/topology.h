@@ -80,6 +80,7 @@ struct Topology {
   int findBusId(const std::string& busId) const;   // -1 if absent
   int findNic(const std::string& portName) const;  // by any port name; -1 if absent
   int findGpu(int gpuIndex) const;                 // by CUDA index; -1 if absent
+  int cpuOf(int node) const;                       // the kCpu node above `node` (or itself); -1 if none
   // The NVLink joining two nodes directly, or nullptr.
   const Link* nvlinkBetween(int a, int b) const;
   // Whether two GPUs share NVLink, directly or through one NVSwitch.

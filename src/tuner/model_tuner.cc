@@ -57,6 +57,19 @@ CollArgs argsOf(const CallShape& s, size_t bytes) {
   return a;
 }
 
+// Every rank's plan of `cand` for `args`, or the first rank's refusal.
+Result<std::vector<Schedule>> planEveryRank(const Candidate& cand, const CollArgs& args, const CommView& view) {
+  std::vector<Schedule> schedules;
+  schedules.reserve(static_cast<size_t>(view.nranks()));
+  for (int r = 0; r < view.nranks(); ++r) {
+    CommView rv = view;
+    rv.rank = r;
+    MYR_ASSIGN_OR_RETURN(Schedule s, cand.plan(args, rv));
+    schedules.push_back(std::move(s));
+  }
+  return schedules;
+}
+
 // The shape's part of a cache key; the layout is the other part, by identity (O(1) per call however many
 // ranks): the cache holds the layout, so its address cannot be reused by another while the entry lives.
 std::string keyOf(const CallShape& s, const CommView& v, std::span<const Candidate> cands) {
@@ -105,17 +118,11 @@ class ModelTuner final : public Tuner {
     std::vector<CandidateCost> out;
     for (const Candidate& c : cands) {
       CandidateCost cost{c.name, -1, ""};
-      std::vector<Schedule> schedules;
-      for (int r = 0; r < view.nranks() && cost.error.empty(); ++r) {
-        CommView rv = view;
-        rv.rank = r;
-        auto s = c.plan(args, rv);
-        if (s.isOk())
-          schedules.push_back(std::move(s.value()));
-        else
-          cost.error = s.status().message();
-      }
-      if (cost.error.empty()) cost.us = predict(schedules, view, k_).us;
+      auto schedules = planEveryRank(c, args, view);
+      if (schedules.isOk())
+        cost.us = predict(schedules.value(), view, k_).us;
+      else
+        cost.error = schedules.status().message();
       out.push_back(std::move(cost));
     }
     return out;
@@ -147,17 +154,11 @@ class ModelTuner final : public Tuner {
       args.sendDispls.push_back(p * args.count);
       args.recvDispls.push_back(p * args.count);
     }
-    std::vector<Schedule> schedules;
-    bool twoStage = false;
-    for (int r = 0; r < view.nranks(); ++r) {
-      CommView rv = view;
-      rv.rank = r;
-      auto s = cand.plan(args, rv);
-      if (!s.isOk()) return 0;
-      twoStage = twoStage || static_cast<bool>(s.value().next());
-      schedules.push_back(std::move(s.value()));
-    }
-    return twoStage ? predict(schedules, view, k_).us - k_.callUs : 0;
+    auto schedules = planEveryRank(cand, args, view);
+    if (!schedules.isOk()) return 0;
+    const bool twoStage = std::any_of(schedules.value().begin(), schedules.value().end(),
+                                      [](const Schedule& s) { return static_cast<bool>(s.next()); });
+    return twoStage ? predict(schedules.value(), view, k_).us - k_.callUs : 0;
   }
 
   // Minimax regret over kAllToAllvBlocks: the reported time of each candidate is its worst ratio to the best,
