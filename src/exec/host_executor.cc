@@ -89,9 +89,10 @@ Status HostExecutor::drive(Task& task) {
     // Read before polling: a ring that lands after this read makes the sleep below return at once.
     for (size_t i = 0; i < hooks.size() && i < kMaxHooks; ++i) seen[i] = hooks[i]->seq();
     // Connections with work of their own (acks to send, lanes to replace) are polled before the task, so
-    // that a request they complete is seen by this round's progress, not after a sleep.
+    // that a request they complete is seen by this round's progress, not after a sleep. A busy one is
+    // polled by the task itself (it has requests of the task's in flight): once per round is enough.
     for (Connection* c : open) {
-      if (!c->hasBackgroundWork()) continue;
+      if (!c->hasBackgroundWork() || c->busy()) continue;
       s = c->poll();
       if (!s.isOk()) return comm_.failDetected(std::move(s));
     }

@@ -14,8 +14,10 @@ namespace myriad::mp {
 struct FrameHeader {
   static constexpr uint32_t kMagic = 0x4b43594d;  // "MYCK"
   // kHeld: the receiver holds a chunk whose receive is not posted yet (no ack until it is placed), so the
-  // sender knows the path works.
-  enum Kind : uint32_t { kData = 1, kAck = 2, kBye = 3, kHeld = 4 };
+  // sender knows the path works. kSmall: a whole message of at most a chunk, in one frame that is
+  // not acknowledged by itself; kSmallAck: `op` holds the number of kSmall frames received on this lane so
+  // far (acks of small messages come in batches, counted per lane; a lane delivers in order).
+  enum Kind : uint32_t { kData = 1, kAck = 2, kBye = 3, kHeld = 4, kSmall = 5, kSmallAck = 6 };
   uint32_t magic = kMagic;
   uint32_t kind = kData;
   uint32_t tag = 0;     // the message's tag, checked against the receive
@@ -28,6 +30,15 @@ struct FrameHeader {
   uint64_t total = 0;   // bytes of the whole message
 };
 static_assert(sizeof(FrameHeader) == 56);
+
+// A frame with a payload of `length` bytes (a chunk or a small message).
+inline bool carriesData(uint32_t kind) {
+  return kind == FrameHeader::kData || kind == FrameHeader::kSmall;
+}
+// A frame the receiver sends back about data: an ack, a held note, a batch ack of small messages.
+inline bool isAckKind(uint32_t kind) {
+  return kind == FrameHeader::kAck || kind == FrameHeader::kHeld || kind == FrameHeader::kSmallAck;
+}
 
 struct ChunkSpan {
   uint32_t index;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "transports/multipath/chunk.h"
 
@@ -58,16 +59,28 @@ class Lane {
   virtual bool holds(uint64_t op) const = 0;
   // Nothing left to write.
   virtual bool flushed() const = 0;
-  virtual Status poll(LaneEvents& events) = 0;
+  // Advances the lane's I/O; `readable` false: the connection knows fd() has nothing to read, so only
+  // writes (and bytes already buffered) are handled.
+  virtual Status poll(LaneEvents& events, bool readable = true) = 0;
+  // Writes what is queued, as far as the transport takes it now, and nothing else (no events). An error
+  // shows again on the next poll().
+  virtual void flush() = 0;
   virtual Delivery delivery() const { return Delivery::kUnknown; }
   // A file descriptor whose readiness (poll(2)) says when poll() has something to do, or -1: always poll.
   virtual int fd() const { return -1; }
+  // Bytes already read from fd() wait in the lane's buffer: poll() has something to do whatever fd() says.
+  virtual bool hasBufferedInput() const { return false; }
   // The rest of the data chunk being read now is dropped, not placed (another copy of it arrived whole;
   // this one may resume long after, when the buffer is the application's again).
   virtual void discardRest() = 0;
 
-  int slot = -1;     // the connection's path slot (outgoing lanes)
-  bool bye = false;  // set by the lane when the peer's bye arrived (then the lane is let go)
+  int slot = -1;         // the connection's path slot (outgoing lanes)
+  uint64_t watchId = 0;  // the connection's name for fd() in its epoll set; 0: not in it
+  bool bye = false;      // set by the lane when the peer's bye arrived (then the lane is let go)
+  // Incoming lanes: small messages received here (FrameHeader::kSmall), and how many of them our last batch
+  // ack covered; the bytes and the age of the oldest not covered yet.
+  uint64_t smallIn = 0, smallAckedIn = 0, smallOwedBytes = 0;
+  Clock::time_point smallOwedSince{};
 };
 
 class LaneFactory {

@@ -1,7 +1,7 @@
 // MultipathConnection (see multipath_connection.h): lane upkeep, the send and receive sides, rounds.
 #include "transports/multipath/multipath_connection.h"
 
-#include <poll.h>
+#include <sys/epoll.h>
 
 #include <algorithm>
 #include <cstring>
@@ -23,6 +23,18 @@ constexpr double kLoneStallSec = 3.0;
 // Stalls are judged against 0.25 s and more (ControlParams::stallMinSec): a look every 10 ms is plenty, and
 // keeps the per-lane scans out of every poll.
 constexpr auto kStallCheckEvery = std::chrono::milliseconds(10);
+// Once the peer's lanes are all here, the listener is asked for a new one (a re-path's) this often, not on
+// every poll: an accept(2) that finds nothing costs a system call per poll.
+constexpr auto kAcceptEvery = std::chrono::milliseconds(5);
+// Small messages: a batch ack leaves once it covers this many messages or bytes, or its oldest message is
+// this old. The sender stops handing small messages to lanes while this many bytes of them are
+// unacknowledged; the receiver holds its batch acks while it keeps this many early bytes of them (so the
+// sender's cap bounds what a receiver that is behind must hold).
+constexpr uint64_t kSmallAckFrames = 32;
+constexpr uint64_t kSmallAckBytes = 1 << 20;
+constexpr auto kSmallAckDelay = std::chrono::microseconds(500);
+constexpr uint64_t kSmallUnackedCap = 4 << 20;
+constexpr uint64_t kEarlySmallCap = 4 << 20;
 
 double secondsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -58,17 +70,19 @@ Status MultipathConnection::postSend(Request* r) {
   s.total = r->bytes;
   s.tag = r->tag;
   s.chunks = planChunks(r->bytes, o_.splitBytes, o_.chunkBytes);
-  if (s.chunks.size() == 1 && r->bytes > 0) {
+  if (r->bytes <= smallBytes()) {  // small: one frame from a staged copy, done at once
     const auto* p = static_cast<const uint8_t*>(r->buf);
     s.staged = pool_.take();
     s.staged.assign(p, p + r->bytes);
     s.data = s.staged.data();
+    smallQueue_.push_back(s.op);
   } else {
     s.data = static_cast<const uint8_t*>(r->buf);
+    for (const ChunkSpan& c : s.chunks) sched_.push(ChunkRef{s.op, c.index}, c.length);
   }
-  for (const ChunkSpan& c : s.chunks) sched_.push(ChunkRef{s.op, c.index}, c.length);
   sends_.push_back(std::move(s));
   ++pendingRequests_;
+  ++pendingSends_;
   return Status::ok();
 }
 
@@ -180,12 +194,39 @@ void MultipathConnection::finishArrival(RecvOp& op, uint32_t index) {
   }
 }
 
+void MultipathConnection::oweSmallAck(Lane& lane, const FrameHeader& h) {
+  if (lane.smallIn++ == lane.smallAckedIn) lane.smallOwedSince = Clock::now();
+  lane.smallOwedBytes += h.length;
+}
+
+// One batch ack per incoming lane that owes one and whose batch is due.
+void MultipathConnection::sendSmallAcks(bool all) {
+  if (earlySmallBytes_ > kEarlySmallCap && !all) return;
+  Clock::time_point now{};
+  for (auto& l : in_) {
+    if (l->bye || l->smallIn == l->smallAckedIn) continue;
+    if (now == Clock::time_point{}) now = Clock::now();
+    if (!all && l->smallIn - l->smallAckedIn < kSmallAckFrames && l->smallOwedBytes < kSmallAckBytes &&
+        now - l->smallOwedSince < kSmallAckDelay)
+      continue;
+    FrameHeader a;
+    a.kind = FrameHeader::kSmallAck;
+    a.op = l->smallIn;
+    l->postControl(a);
+    l->smallAckedIn = l->smallIn;
+    l->smallOwedBytes = 0;
+  }
+}
+
 void MultipathConnection::chunkArrived(Lane& lane, const FrameHeader& h, bool placed) {
   noteProgress();
   auto rd = reading_.find(&lane);
   bool early = placed && rd != reading_.end() && rd->second.early;
   if (rd != reading_.end()) reading_.erase(rd);
+  const bool small = h.kind == FrameHeader::kSmall;
+  if (small) oweSmallAck(lane, h);  // every small frame counts on its lane, a duplicate too
   if (!placed) {
+    if (small) return;
     // A duplicate of a chunk we hold is acknowledged again (its first ack may have been lost with its lane).
     // One that another lane is still reading is not: if that lane dies mid-chunk, the chunk must come again.
     if (h.op < nextRecvOp_) {
@@ -200,23 +241,30 @@ void MultipathConnection::chunkArrived(Lane& lane, const FrameHeader& h, bool pl
         e.complete = true;
         break;
       }
-    FrameHeader held = h;
-    held.kind = FrameHeader::kHeld;
-    held.length = 0;
-    lane.postControl(held);
+    if (small) {
+      earlySmallBytes_ += h.length;
+    } else {
+      FrameHeader held = h;
+      held.kind = FrameHeader::kHeld;
+      held.length = 0;
+      lane.postControl(held);
+    }
     if (RecvOp* op = recvOp(h.op)) {
       applyEarly(*op);
     } else if (h.op < nextRecvOp_) {  // a late copy of a chunk whose op is done meanwhile
       std::erase_if(early_[h.op], [&](const Early& e) { return e.h.index == h.index && e.lane == &lane; });
       if (early_[h.op].empty()) early_.erase(h.op);
-      ackOn(&lane, h);
+      if (small)
+        earlySmallBytes_ -= h.length;
+      else
+        ackOn(&lane, h);
     }
     return;
   }
   RecvOp* op = recvOp(h.op);
   if (!op) return;
   finishArrival(*op, h.index);
-  ackOn(&lane, h);
+  if (!small) ackOn(&lane, h);
 }
 
 void MultipathConnection::applyEarly(RecvOp& op) {
@@ -234,7 +282,10 @@ void MultipathConnection::applyEarly(RecvOp& op) {
       if (e->h.length) std::memcpy(static_cast<uint8_t*>(op.r->buf) + e->h.offset, e->data.data(), e->data.size());
       finishArrival(op, e->h.index);
     }
-    ackOn(e->lane, e->h);
+    if (e->h.kind == FrameHeader::kSmall)
+      earlySmallBytes_ -= e->h.length;  // its batch ack was owed when it arrived
+    else
+      ackOn(e->lane, e->h);
     pool_.give(std::move(e->data));
     e = list.erase(e);
   }
@@ -247,8 +298,90 @@ void MultipathConnection::byeArrived(Lane& lane) {
 
 // ---- send side -----------------------------------------------------------------------------------------
 
+void MultipathConnection::smallAcked(int slot, uint64_t count) {
+  if (slot < 0 || slot >= static_cast<int>(stats_.size())) return;
+  SlotStats& st = stats_[static_cast<size_t>(slot)];
+  while (!st.small.empty() && st.smallPosted - st.small.size() < count) {
+    if (SendOp* s = sendOp(st.small.front().op)) {
+      ++s->acked;
+      smallUnacked_ -= s->total;
+      st.smallBytes -= s->total;
+      bytesAcked_ += s->total;
+      st.bytes += s->total;
+      ++chunksAcked_;
+    }
+    st.small.pop_front();
+  }
+  st.lastAck = Clock::now();
+}
+
+// A lost lane's unacknowledged small messages go back to the front of the queue, in order.
+void MultipathConnection::requeueSmall(int slot) {
+  SlotStats& st = stats_[static_cast<size_t>(slot)];
+  for (auto it = st.small.rbegin(); it != st.small.rend(); ++it) {
+    if (SendOp* s = sendOp(it->op)) smallUnacked_ -= s->total;
+    smallQueue_.push_front(it->op);
+  }
+  st.smallPosted -= st.small.size();
+  st.smallBytes = 0;
+  st.small.clear();
+}
+
+// The lane the next small message goes on: of the open active lanes with room, the one with the fewest
+// unacknowledged small bytes, the lowest position first (so a quiet link keeps to one lane, and a stream of
+// small messages spreads over the path set); -1 when none has room.
+int MultipathConnection::smallSlot() const {
+  int best = -1;
+  for (int slot = 0; slot < paths_.size(); ++slot) {
+    const Path& p = paths_.path(slot);
+    const Lane* l = out_[static_cast<size_t>(slot)].get();
+    if (p.state != PathState::kActive || !l || !l->canPost()) continue;
+    const SlotStats& st = stats_[static_cast<size_t>(slot)];
+    if (best < 0) {
+      best = slot;
+      continue;
+    }
+    const SlotStats& b = stats_[static_cast<size_t>(best)];
+    if (st.smallBytes < b.smallBytes || (st.smallBytes == b.smallBytes && p.position < paths_.path(best).position))
+      best = slot;
+  }
+  return best;
+}
+
+void MultipathConnection::feedSmall() {
+  while (!smallQueue_.empty()) {
+    const int slot = smallSlot();
+    if (slot < 0) return;
+    Lane* l = out_[static_cast<size_t>(slot)].get();
+    SlotStats& st = stats_[static_cast<size_t>(slot)];
+    SendOp* s = sendOp(smallQueue_.front());
+    if (!s) {  // cannot happen: an op leaves sends_ only once acknowledged
+      smallQueue_.pop_front();
+      continue;
+    }
+    if (smallUnacked_ > 0 && smallUnacked_ + s->total > kSmallUnackedCap) return;
+    FrameHeader h;
+    h.kind = FrameHeader::kSmall;
+    h.tag = s->tag;
+    h.chunks = 1;
+    h.lane = static_cast<uint32_t>(slot);
+    h.op = s->op;
+    h.length = s->total;
+    h.total = s->total;
+    l->postData(h, s->data);
+    s->posted = true;
+    smallUnacked_ += s->total;
+    st.small.push_back(SmallSent{s->op, Clock::now()});
+    st.smallBytes += s->total;
+    ++st.smallPosted;
+    smallQueue_.pop_front();
+    l->flush();  // out now: a small message is latency, and the peer may be waiting on it
+  }
+}
+
 void MultipathConnection::ackArrived(Lane& lane, const FrameHeader& h) {
   noteProgress();
+  if (h.kind == FrameHeader::kSmallAck) return smallAcked(lane.slot, h.op);
   if (h.kind == FrameHeader::kHeld) {  // the path works; the chunk stays unacknowledged
     if (lane.slot >= 0 && lane.slot < static_cast<int>(stats_.size()))
       stats_[static_cast<size_t>(lane.slot)].lastHeld = Clock::now();
@@ -290,6 +423,8 @@ Clock::duration MultipathConnection::dupAfter(int slot) const {
 }
 
 void MultipathConnection::feed() {
+  feedSmall();
+  if (sched_.idle()) return;  // no chunk queued or in flight: nothing to pull, nothing to duplicate
   auto now = Clock::now();
   // Lanes take turns at the head of the queue, so that no slot number is favoured.
   const int n = paths_.size();
@@ -324,13 +459,15 @@ void MultipathConnection::feed() {
 void MultipathConnection::completeOps() {
   for (SendOp& s : sends_) {
     if (s.reported) continue;
-    bool small = s.chunks.size() == 1;
-    bool done = s.acked == s.chunks.size() ? !anyHolds(s.op) : small && s.posted && !anyHolds(s.op);
+    // A small message is done once on a lane (its staged copy is what is re-sent); a larger one once every
+    // chunk is acknowledged and no lane still reads from the caller's buffer.
+    bool done = s.total <= smallBytes() ? s.posted : s.acked == s.chunks.size() && !anyHolds(s.op);
     if (!done) continue;
     s.r->done = true;
     s.r = nullptr;
     s.reported = true;
     --pendingRequests_;
+    --pendingSends_;
     noteProgress();
   }
   while (!sends_.empty() && sends_.front().reported && sends_.front().acked == sends_.front().chunks.size()) {
@@ -378,9 +515,10 @@ Status MultipathConnection::openSlot(bool active, int position) {
 Status MultipathConnection::openLanes() {
   auto now = Clock::now();
   if (now - lastOpenTry_ < kReopenBackoff) return Status::ok();
-  // After the first lanes, paths are replaced only while something is owed in either direction: a peer that
-  // is done with us closes its end when it destroys the communicator, and must not be taken for a failure.
-  if (everReady_ && pendingRequests_ == 0 && sched_.idle()) return Status::ok();
+  // Lanes are opened, and replaced, only while this end has something to send: they carry our data alone
+  // (our acks ride the peer's lanes). A peer that is done with us closes its end when it destroys the
+  // communicator, and must not be taken for a failure; nor may one that only ever sent to us.
+  if (pendingSends_ == 0 && sched_.idle() && smallQueue_.empty() && smallUnacked_ == 0) return Status::ok();
   std::vector<bool> held(static_cast<size_t>(o_.paths), false);
   int spares = 0;
   for (int i = 0; i < paths_.size(); ++i) {
@@ -405,6 +543,10 @@ Status MultipathConnection::openLanes() {
 }
 
 Status MultipathConnection::adoptIncoming() {
+  auto now = Clock::now();
+  const int expected = o_.paths + (o_.adaptive ? o_.spares : 0);
+  if (static_cast<int>(in_.size()) >= expected && now - lastAccept_ < kAcceptEvery) return Status::ok();
+  lastAccept_ = now;
   while (true) {
     MYR_ASSIGN_OR_RETURN(auto lane, factory_->accept());
     if (!lane) return Status::ok();
@@ -425,11 +567,12 @@ int MultipathConnection::readySpare() const {
 }
 
 void MultipathConnection::promoteReady() {
-  auto now = Clock::now();
+  Clock::time_point now{};
   for (int slot = 0; slot < paths_.size(); ++slot) {
     Path& p = paths_.path(slot);
     Lane* l = out_[static_cast<size_t>(slot)].get();
     if (p.state != PathState::kOpening || !l) continue;
+    if (now == Clock::time_point{}) now = Clock::now();
     if (!l->ready()) {
       if (secondsBetween(stats_[static_cast<size_t>(slot)].openedAt, now) > openTimeoutSec()) {
         MYR_LOG(kInfo, kNet, o_.rank,
@@ -464,6 +607,7 @@ Status MultipathConnection::quarantine(int slot, const Status& why) {
   p.position = -1;
   paths_.tabu(p.port);
   sched_.removeLane(slot);
+  requeueSmall(slot);
   ctl_.forget(slot);
   out_[static_cast<size_t>(slot)].reset();
   ++quarantines_;
@@ -556,7 +700,9 @@ void MultipathConnection::closeDrained() {
   for (int slot = 0; slot < paths_.size(); ++slot) {
     Path& p = paths_.path(slot);
     auto& l = out_[static_cast<size_t>(slot)];
-    if (p.state != PathState::kDraining || !l || sched_.laneChunks(slot) > 0 || !l->flushed()) continue;
+    if (p.state != PathState::kDraining || !l || sched_.laneChunks(slot) > 0 || !l->flushed() ||
+        !stats_[static_cast<size_t>(slot)].small.empty())
+      continue;
     FrameHeader bye;
     bye.kind = FrameHeader::kBye;
     l->postControl(bye);
@@ -570,26 +716,47 @@ void MultipathConnection::closeDrained() {
   }
 }
 
-// One poll(2) over every lane's descriptor, then only the lanes with something to do are polled: an idle
-// lane would otherwise cost a recv() per poll, and a path set has ten or so.
+// Which lanes have something to do: output queued, bytes buffered, or a readable descriptor (one
+// epoll_wait(2) over all of them; an idle lane would otherwise cost a recv() per poll, and a path set has ten
+// or so). A lane without a descriptor yet, or any lane when epoll fails, is polled whole.
 void MultipathConnection::findDueLanes() {
-  const size_t nout = out_.size();
-  laneDue_.assign(nout + in_.size(), false);
-  pollFds_.clear();
-  pollWho_.clear();
-  auto add = [&](size_t k, const Lane& l) {
-    int fd = l.fd();
-    if (fd < 0 || !l.flushed()) return void(laneDue_[k] = true);
-    pollFds_.push_back(pollfd{fd, POLLIN, 0});
-    pollWho_.push_back(k);
-  };
-  for (size_t i = 0; i < nout; ++i)
-    if (out_[i]) add(i, *out_[i]);
-  for (size_t i = 0; i < in_.size(); ++i) add(nout + i, *in_[i]);
-  if (pollFds_.empty()) return;
-  bool failed = ::poll(pollFds_.data(), pollFds_.size(), 0) < 0;
-  for (size_t j = 0; j < pollFds_.size(); ++j)
-    if (failed || pollFds_[j].revents != 0) laneDue_[pollWho_[j]] = true;
+  const size_t nout = out_.size(), n = nout + in_.size();
+  laneDue_.assign(n, false);
+  laneReadable_.assign(n, false);
+  auto laneAt = [&](size_t k) { return k < nout ? out_[k].get() : in_[k - nout].get(); };
+  if (epoll_.get() < 0) epoll_ = Fd(epoll_create1(EPOLL_CLOEXEC));
+  bool watching = false;
+  for (size_t k = 0; k < n; ++k) {
+    Lane* l = laneAt(k);
+    if (!l) continue;
+    int fd = l->fd();
+    if (fd >= 0 && l->watchId == 0 && epoll_.get() >= 0) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = nextWatchId_;
+      if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) == 0) l->watchId = nextWatchId_++;
+    }
+    if (fd < 0 || l->watchId == 0) {
+      laneDue_[k] = laneReadable_[k] = true;
+      continue;
+    }
+    watching = true;
+    if (!l->flushed() || l->hasBufferedInput()) laneDue_[k] = true;
+  }
+  if (!watching) return;
+  epoll_event ready[16];
+  const int got = epoll_wait(epoll_.get(), ready, 16, 0);
+  if (got < 0 || got == 16) {  // failed, or maybe more than we asked for: read every watched lane
+    for (size_t k = 0; k < n; ++k)
+      if (laneAt(k)) laneDue_[k] = laneReadable_[k] = true;
+    return;
+  }
+  for (int e = 0; e < got; ++e)
+    for (size_t k = 0; k < n; ++k)
+      if (Lane* l = laneAt(k); l && l->watchId == ready[e].data.u64) {
+        laneDue_[k] = laneReadable_[k] = true;
+        break;
+      }
 }
 
 Status MultipathConnection::pollLanes() {
@@ -598,7 +765,7 @@ Status MultipathConnection::pollLanes() {
   for (int slot = 0; slot < static_cast<int>(nout); ++slot) {
     auto& l = out_[static_cast<size_t>(slot)];
     if (!l || !laneDue_[static_cast<size_t>(slot)]) continue;
-    Status s = l->poll(*this);
+    Status s = l->poll(*this, laneReadable_[static_cast<size_t>(slot)]);
     if (s.isOk()) continue;
     if (paths_.path(slot).state == PathState::kClosed) {
       l.reset();
@@ -616,7 +783,7 @@ Status MultipathConnection::pollLanes() {
     auto& l = in_[i];
     const bool due = laneDue_[nout + i];
     if (!due && !checkBack) continue;
-    Status s = due ? l->poll(*this) : Status::ok();
+    Status s = due ? l->poll(*this, laneReadable_[nout + i]) : Status::ok();
     if (s.isOk() && l->bye) {
       l.reset();
       continue;
@@ -655,6 +822,16 @@ void MultipathConnection::checkStalls() {
   for (int slot = 0; slot < paths_.size(); ++slot) {
     PathState st = paths_.path(slot).state;
     if (st != PathState::kActive && st != PathState::kSpare && st != PathState::kDraining) continue;
+    Lane* lane = out_[static_cast<size_t>(slot)].get();
+    const auto& small = stats_[static_cast<size_t>(slot)].small;
+    // Small messages are acknowledged within a millisecond or so; one unacknowledged for the stall time on a
+    // lane whose stack hears nothing from the peer's is lost with the lane.
+    if (!small.empty() && lane && secondsBetween(small.front().at, now) >= ctl_.params().stallMinSec &&
+        lane->delivery() == Delivery::kStuck) {
+      Status s = quarantine(slot, Status(Code::kRemoteError, "the transport hears no acknowledgement from the peer"));
+      if (!s.isOk()) fail(std::move(s));
+      continue;
+    }
     auto oldest = sched_.oldestOn(slot);
     if (!oldest) continue;
     // The service clock of a lane starts at its last ack, not when its queue filled.
@@ -664,7 +841,6 @@ void MultipathConnection::checkStalls() {
     // A path whose stack hears no ack from the peer's is dead now. One whose stack is fine may still have
     // lost our chunks (the receiver let its end go because its way back was dead): the rules below, on our
     // acks and the receiver's "held" notes, catch that.
-    Lane* lane = out_[static_cast<size_t>(slot)].get();
     if (lane && lane->delivery() == Delivery::kStuck) {
       Status s = quarantine(slot, Status(Code::kRemoteError, "the transport hears no acknowledgement from the peer"));
       if (!s.isOk()) fail(std::move(s));
@@ -761,14 +937,15 @@ Status MultipathConnection::poll() {
   maybeRound();
   closeDrained();
   completeOps();
+  sendSmallAcks();
   // Acks queued by this poll leave now: the peer's send may wait on them after our receive is done.
   for (auto& l : in_)
-    if (!l->bye && !l->flushed()) l->poll(*this).ignore();  // a failure shows again, and is handled, next poll
+    if (!l->bye && !l->flushed()) l->flush();
   return fatal_;
 }
 
 bool MultipathConnection::hasBackgroundWork() const {
-  if (!sched_.idle() || !in_.empty()) return true;
+  if (!sched_.idle() || !in_.empty() || !smallQueue_.empty() || smallUnacked_ > 0) return true;
   return incomingLost_ != Clock::time_point{} && secondsBetween(incomingLost_, Clock::now()) < kAwaitReplacementSec;
 }
 
@@ -784,8 +961,11 @@ Status MultipathConnection::checkAlive() {
 }
 
 void MultipathConnection::drain(Clock::time_point deadline) {
+  // The peer's small messages are acknowledged now: it may still hold them for us, and will not hear from
+  // this end again.
+  sendSmallAcks(true);
   while (Clock::now() < deadline && fatal_.isOk()) {
-    bool pending = !sched_.idle();
+    bool pending = !sched_.idle() || !smallQueue_.empty() || smallUnacked_ > 0;
     for (const auto& l : out_)
       if (l && !l->flushed()) pending = true;
     for (const auto& l : in_)

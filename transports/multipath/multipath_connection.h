@@ -1,19 +1,23 @@
 // MultipathConnection: a Connection to one peer over a path set of lanes from a LaneFactory (tcp sockets
-// today, RDMA QPs later). Sends are cut into chunks that the lanes pull (scheduler.h); receives are
-// reassembled in place from chunks in any order (chunk.h); the control loop (control.h) re-paths slow paths
-// and failed lanes are quarantined with their chunks re-sent. Invariant: a send is done once every chunk is
-// acknowledged (or, for a message at or below the split threshold, once its staged copy has been written),
-// so the sender still holds every chunk that may have to be re-sent.
+// today, RDMA QPs later). A message larger than a chunk goes through the pull scheduler (scheduler.h): above
+// the split size it is cut into chunks, and each chunk is acknowledged; receives are reassembled in place
+// from chunks in any order (chunk.h); the control loop (control.h) re-paths slow paths and failed lanes are
+// quarantined with their chunks re-sent. A small message (at most a chunk) costs what a plain connection
+// costs: one frame, sent from a staged copy on the open active lane with the fewest unacknowledged small
+// bytes (one lane while the link is quiet), done once handed to the lane, acknowledged in batches (a count
+// per lane, at most kSmallAckDelay late): no ack per message, no pull. Invariant: the sender holds a copy of
+// every chunk and small message not acknowledged yet (a chunk in the caller's buffer: the send is not done
+// until it is acknowledged), so that a lost lane's share can be re-sent.
 #pragma once
 
-#include <poll.h>
-
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "base/socket.h"
 #include "core/transport.h"
 #include "transports/multipath/byte_pool.h"
 #include "transports/multipath/control.h"
@@ -90,7 +94,14 @@ class MultipathConnection final : public Connection, private LaneEvents {
     uint32_t index;
     bool early;
   };
+  struct SmallSent {
+    uint64_t op;
+    Clock::time_point at;
+  };
   struct SlotStats {
+    std::deque<SmallSent> small;  // small messages posted on this lane, not acknowledged yet, in order
+    uint64_t smallPosted = 0;     // small messages ever posted on this lane (batch acks count them)
+    uint64_t smallBytes = 0;      // of the unacknowledged ones
     uint64_t bytes = 0, roundBytes = 0;
     std::vector<double> roundService;
     LatencyWindow latency;
@@ -108,12 +119,20 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Status startRecv(RecvOp& op, const FrameHeader& h);
   void applyEarly(RecvOp& op);
   void ackOn(Lane* lane, const FrameHeader& data);
+  void oweSmallAck(Lane& lane, const FrameHeader& h);
+  void sendSmallAcks(bool all = false);  // all: every owed batch, due or not
+  void smallAcked(int slot, uint64_t count);
+  void requeueSmall(int slot);
+  int smallSlot() const;
+  // Messages up to this size are small: one staged frame each, done at once, acknowledged in batches.
+  uint64_t smallBytes() const { return std::min(o_.splitBytes, o_.chunkBytes); }
+  void feedSmall();
   void finishArrival(RecvOp& op, uint32_t index);
 
   Status adoptIncoming();
   Status openLanes();
   Status openSlot(bool active, int position);
-  void findDueLanes();  // fills laneDue_: out_ lanes, then in_ lanes
+  void findDueLanes();  // fills laneDue_ and laneReadable_: out_ lanes, then in_ lanes
   Status pollLanes();
   void promoteReady();
   void feed();
@@ -144,9 +163,12 @@ class MultipathConnection final : public Connection, private LaneEvents {
   std::deque<SendOp> sends_;
   std::deque<RecvOp> recvs_;
   std::map<uint64_t, std::vector<Early>> early_;
-  BytePool pool_;  // staged and early buffers, reused
+  uint64_t earlySmallBytes_ = 0;     // of small messages held early (their batch acks wait above a cap)
+  std::deque<uint64_t> smallQueue_;  // staged small messages not on a lane yet, oldest first
+  uint64_t smallUnacked_ = 0;        // bytes of small messages on lanes, not acknowledged yet
+  BytePool pool_;                    // staged and early buffers, reused
   uint64_t nextSendOp_ = 0, nextRecvOp_ = 0;
-  int pendingRequests_ = 0;
+  int pendingRequests_ = 0, pendingSends_ = 0;
   Status fatal_;
   bool everReady_ = false;
   Clock::time_point created_ = Clock::now();
@@ -155,9 +177,10 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Clock::time_point incomingLost_{};
   Clock::time_point lastBackCheck_{};
   Clock::time_point lastStallCheck_{};
-  std::vector<struct pollfd> pollFds_;  // findDueLanes' buffers, kept from poll to poll
-  std::vector<size_t> pollWho_;
-  std::vector<bool> laneDue_;
+  Clock::time_point lastAccept_{};
+  Fd epoll_;  // every lane's descriptor, so that a poll that finds nothing new costs one epoll_wait(2)
+  uint64_t nextWatchId_ = 1;
+  std::vector<bool> laneDue_, laneReadable_;  // findDueLanes' answers, kept from poll to poll
   int roundAcks_ = 0;
   int feedStart_ = 0;
   int refusedInRow_ = 0;

@@ -14,6 +14,7 @@
 namespace myriad {
 namespace {
 constexpr size_t kReadBudget = size_t{4} << 20;  // per poll, so one lane does not starve the others
+constexpr size_t kRxBytes = 64 << 10;            // the read buffer of headers and small payloads
 bool wouldBlock(int err) {
   return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
 }
@@ -57,7 +58,7 @@ bool TcpLane::cancel(uint64_t op, uint32_t index) {
 
 bool TcpLane::holds(uint64_t op) const {
   for (const Out& o : out_)
-    if (o.h.kind == mp::FrameHeader::kData && o.h.op == op) return true;
+    if (mp::carriesData(o.h.kind) && o.h.op == op) return true;
   return false;
 }
 
@@ -86,7 +87,7 @@ Status TcpLane::write() {
   while (!out_.empty()) {
     Out& o = out_.front();
     const size_t hb = sizeof(mp::FrameHeader);
-    const size_t pb = o.h.kind == mp::FrameHeader::kData ? static_cast<size_t>(o.h.length) : 0;
+    const size_t pb = mp::carriesData(o.h.kind) ? static_cast<size_t>(o.h.length) : 0;
     iovec iov[2];
     int n = 0;
     if (o.done < hb) {
@@ -102,25 +103,51 @@ Status TcpLane::write() {
     if (k < 0) return wouldBlock(errno) ? Status::ok() : ioError("send to", errno);
     o.done += static_cast<size_t>(k);
     if (o.done < hb + pb) return Status::ok();
-    if (o.h.kind == mp::FrameHeader::kData) --dataQueued_;
+    if (mp::carriesData(o.h.kind)) --dataQueued_;
     out_.pop_front();
   }
+  return Status::ok();
+}
+
+// Headers, acks and small payloads are read a buffer at a time (one recv(2) usually brings a whole small
+// message, and a short one says the socket is empty, so no recv ends in EAGAIN); a large payload is read
+// straight into its place. While large chunks arrive, only a header is read at a time, so that their
+// payload is copied once, by the kernel, into its place.
+Status TcpLane::fill(bool* drained) {
+  if (rxPos_ > 0) {
+    std::memmove(rx_.data(), rx_.data() + rxPos_, rxEnd_ - rxPos_);
+    rxEnd_ -= rxPos_;
+    rxPos_ = 0;
+  }
+  if (rx_.empty()) rx_.resize(kRxBytes);
+  const size_t want = bigFrames_ && rxEnd_ < sizeof(in_) ? sizeof(in_) - rxEnd_ : rx_.size() - rxEnd_;
+  ssize_t k = recv(fd_.get(), rx_.data() + rxEnd_, want, MSG_DONTWAIT);
+  if (k == 0) return ioError("recv from", 0);
+  if (k < 0) {
+    if (!wouldBlock(errno)) return ioError("recv from", errno);
+    *drained = true;
+    return Status::ok();
+  }
+  rxEnd_ += static_cast<size_t>(k);
+  *drained = static_cast<size_t>(k) < want;
   return Status::ok();
 }
 
 Status TcpLane::read(mp::LaneEvents& ev) {
   if (hello_) return Status::ok();  // the hello's bytes are its own (write() runs it)
   size_t budget = kReadBudget;
+  bool drained = false;
   while (budget > 0 && !bye) {
     if (!inPayload_) {
-      ssize_t k = recv(fd_.get(), reinterpret_cast<uint8_t*>(&in_) + inGot_, sizeof(in_) - inGot_, MSG_DONTWAIT);
-      if (k == 0) return ioError("recv from", 0);
-      if (k < 0) return wouldBlock(errno) ? Status::ok() : ioError("recv from", errno);
-      inGot_ += static_cast<size_t>(k);
-      if (inGot_ < sizeof(in_)) continue;
-      inGot_ = 0;
+      if (rxEnd_ - rxPos_ < sizeof(in_)) {
+        if (drained) return Status::ok();
+        MYR_TRY(fill(&drained));
+        continue;
+      }
+      std::memcpy(&in_, rx_.data() + rxPos_, sizeof(in_));
+      rxPos_ += sizeof(in_);
       if (in_.magic != mp::FrameHeader::kMagic) return Status(Code::kRemoteError, "tcp: malformed frame from " + peer_);
-      if (in_.kind == mp::FrameHeader::kAck || in_.kind == mp::FrameHeader::kHeld) {
+      if (mp::isAckKind(in_.kind)) {
         ev.ackArrived(*this, in_);
         continue;
       }
@@ -129,7 +156,8 @@ Status TcpLane::read(mp::LaneEvents& ev) {
         ev.byeArrived(*this);
         return Status::ok();
       }
-      if (in_.kind != mp::FrameHeader::kData) return Status(Code::kRemoteError, "tcp: malformed frame from " + peer_);
+      if (!mp::carriesData(in_.kind)) return Status(Code::kRemoteError, "tcp: malformed frame from " + peer_);
+      bigFrames_ = in_.length > kRxBytes / 4;
       place_ = ev.placeChunk(*this, in_);
       payloadGot_ = 0;
       if (in_.length == 0) {
@@ -138,27 +166,45 @@ Status TcpLane::read(mp::LaneEvents& ev) {
       }
       inPayload_ = true;
     }
-    uint64_t left = in_.length - payloadGot_;
-    uint8_t* dst;
-    size_t want;
-    if (place_.discard) {
-      if (scratch_.empty()) scratch_.resize(64 << 10);
-      dst = scratch_.data();
-      want = static_cast<size_t>(std::min<uint64_t>(left, scratch_.size()));
+    const uint64_t left = in_.length - payloadGot_;
+    if (rxPos_ < rxEnd_) {  // what the buffer holds of the payload
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(left, rxEnd_ - rxPos_));
+      if (!place_.discard) std::memcpy(place_.dst + payloadGot_, rx_.data() + rxPos_, n);
+      rxPos_ += n;
+      payloadGot_ += n;
+      budget -= std::min(budget, n);
+    } else if (drained) {
+      return Status::ok();
+    } else if (left <= kRxBytes / 4) {  // the rest of a small payload, and whatever follows it
+      MYR_TRY(fill(&drained));
+      continue;
     } else {
-      dst = place_.dst + payloadGot_;
-      want = static_cast<size_t>(std::min<uint64_t>(left, budget));
+      uint8_t* dst;
+      size_t want;
+      if (place_.discard) {
+        if (scratch_.empty()) scratch_.resize(64 << 10);
+        dst = scratch_.data();
+        want = static_cast<size_t>(std::min<uint64_t>(left, scratch_.size()));
+      } else {
+        dst = place_.dst + payloadGot_;
+        want = static_cast<size_t>(std::min<uint64_t>(left, budget));
+      }
+      ssize_t k = recv(fd_.get(), dst, want, MSG_DONTWAIT);
+      if (k == 0) return ioError("recv from", 0);
+      if (k < 0) return wouldBlock(errno) ? Status::ok() : ioError("recv from", errno);
+      drained = static_cast<size_t>(k) < want;
+      payloadGot_ += static_cast<uint64_t>(k);
+      budget -= std::min(budget, static_cast<size_t>(k));
     }
-    ssize_t k = recv(fd_.get(), dst, want, MSG_DONTWAIT);
-    if (k == 0) return ioError("recv from", 0);
-    if (k < 0) return wouldBlock(errno) ? Status::ok() : ioError("recv from", errno);
-    payloadGot_ += static_cast<uint64_t>(k);
-    budget -= std::min(budget, static_cast<size_t>(k));
     if (payloadGot_ < in_.length) continue;
     inPayload_ = false;
     ev.chunkArrived(*this, in_, !place_.discard);
   }
   return Status::ok();
+}
+
+void TcpLane::flush() {
+  if (ready() && pending_.isOk()) write().ignore();
 }
 
 mp::Delivery TcpLane::delivery() const {
@@ -170,13 +216,14 @@ mp::Delivery TcpLane::delivery() const {
   return ti.tcpi_unacked > 0 && ti.tcpi_last_ack_recv > quietMs ? mp::Delivery::kStuck : mp::Delivery::kDelivering;
 }
 
-Status TcpLane::poll(mp::LaneEvents& ev) {
+Status TcpLane::poll(mp::LaneEvents& ev, bool readable) {
   if (!pending_.isOk()) return pending_;
   if (connecting_) {
     MYR_TRY(finishConnect());
     if (connecting_) return Status::ok();
   }
   MYR_TRY(write());
+  if (!readable && rxPos_ == rxEnd_) return Status::ok();
   MYR_TRY(read(ev));
   return write();
 }

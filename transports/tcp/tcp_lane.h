@@ -31,11 +31,13 @@ class TcpLane final : public mp::Lane {
   bool cancel(uint64_t op, uint32_t index) override;
   bool holds(uint64_t op) const override;
   bool flushed() const override { return out_.empty() && !hello_; }
-  Status poll(mp::LaneEvents& events) override;
+  Status poll(mp::LaneEvents& events, bool readable = true) override;
+  void flush() override;
   // kStuck: bytes are unacknowledged and the kernel has heard no ack for max(0.5 s, 2 RTOs).
   mp::Delivery delivery() const override;
   void discardRest() override { place_.discard = true; }
   int fd() const override { return ready() && pending_.isOk() ? fd_.get() : -1; }
+  bool hasBufferedInput() const override { return rxPos_ < rxEnd_; }
 
  private:
   struct Out {
@@ -46,6 +48,7 @@ class TcpLane final : public mp::Lane {
   Status finishConnect();
   Status write();
   Status read(mp::LaneEvents& events);
+  Status fill(bool* drained);
   Status ioError(const char* what, int err) const;
 
   Fd fd_;
@@ -57,7 +60,9 @@ class TcpLane final : public mp::Lane {
   std::string peer_;
   Status pending_;
   mp::FrameHeader in_{};
-  size_t inGot_ = 0;
+  std::vector<uint8_t> rx_;  // read buffer: bytes [rxPos_, rxEnd_) are read from the socket, not yet parsed
+  size_t rxPos_ = 0, rxEnd_ = 0;
+  bool bigFrames_ = false;  // the last data frame was a large chunk: read headers alone
   bool inPayload_ = false;
   mp::Placement place_;
   uint64_t payloadGot_ = 0;
