@@ -20,15 +20,15 @@
 #include "base/socket.h"
 #include "core/transport.h"
 #include "transports/multipath/byte_pool.h"
-#include "transports/multipath/control.h"
 #include "transports/multipath/lane.h"
-#include "transports/multipath/path_set.h"
+#include "transports/multipath/path_keeper.h"
 #include "transports/multipath/scheduler.h"
 #include "transports/multipath/telemetry.h"
 
 namespace myriad::mp {
 
 struct MultipathOptions {
+  std::string transport = "tcp";  // names the transport in errors, logs and telemetry
   int paths = 4;
   int spares = 2;
   bool adaptive = true;
@@ -63,6 +63,20 @@ class MultipathConnection final : public Connection, private LaneEvents {
   std::string describe() const override;
 
  private:
+  // Small messages: a batch ack leaves once it covers this many messages or bytes, or its oldest message is
+  // this old. The sender stops handing small messages to lanes while this many bytes of them are
+  // unacknowledged; the receiver holds its batch acks while it keeps this many early bytes of them (so the
+  // sender's cap bounds what a receiver that is behind must hold: the two caps are equal on purpose).
+  static constexpr uint64_t kSmallAckFrames = 32;
+  static constexpr uint64_t kSmallAckBytes = 1 << 20;
+  static constexpr auto kSmallAckDelay = std::chrono::microseconds(500);
+  static constexpr uint64_t kSmallUnackedCap = 4 << 20;
+  static constexpr uint64_t kEarlySmallCap = kSmallUnackedCap;
+
+  static double secondsBetween(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  }
+
   struct SendOp {
     Request* r = nullptr;
     uint64_t op = 0;
@@ -102,9 +116,6 @@ class MultipathConnection final : public Connection, private LaneEvents {
     std::deque<SmallSent> small;  // small messages posted on this lane, not acknowledged yet, in order
     uint64_t smallPosted = 0;     // small messages ever posted on this lane (batch acks count them)
     uint64_t smallBytes = 0;      // of the unacknowledged ones
-    uint64_t bytes = 0, roundBytes = 0;
-    std::vector<double> roundService;
-    LatencyWindow latency;
     Clock::time_point lastAck{}, lastHeld{}, openedAt{};
   };
 
@@ -116,7 +127,9 @@ class MultipathConnection final : public Connection, private LaneEvents {
 
   SendOp* sendOp(uint64_t op);
   RecvOp* recvOp(uint64_t op);
-  Status startRecv(RecvOp& op, const FrameHeader& h);
+  Status startRecv(RecvOp& op, const FrameHeader& h, const Lane* lane);
+  // "<transport> multipath: " and what follows; `lane` (may be null) names the path the peer sent on.
+  Status remoteError(const std::string& what, const Lane* lane) const;
   void applyEarly(RecvOp& op);
   void ackOn(Lane* lane, const FrameHeader& data);
   void oweSmallAck(Lane& lane, const FrameHeader& h);
@@ -153,9 +166,11 @@ class MultipathConnection final : public Connection, private LaneEvents {
 
   MultipathOptions o_;
   std::unique_ptr<LaneFactory> factory_;
-  PathSet paths_;
+  PathSet& paths() { return keeper_.set(); }
+  const PathSet& paths() const { return keeper_.set(); }
+
+  PathKeeper keeper_;  // the path set, the control loop, per-path counters and rounds
   PullScheduler sched_;
-  ControlLoop ctl_;
   std::vector<std::unique_ptr<Lane>> out_;  // by slot; null once closed
   std::vector<SlotStats> stats_;
   std::vector<std::unique_ptr<Lane>> in_;
@@ -172,7 +187,6 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Status fatal_;
   bool everReady_ = false;
   Clock::time_point created_ = Clock::now();
-  Clock::time_point roundStart_ = Clock::now();
   Clock::time_point lastOpenTry_{};
   Clock::time_point incomingLost_{};
   Clock::time_point lastBackCheck_{};
@@ -181,7 +195,6 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Fd epoll_;  // every lane's descriptor, so that a poll that finds nothing new costs one epoll_wait(2)
   uint64_t nextWatchId_ = 1;
   std::vector<bool> laneDue_, laneReadable_;  // findDueLanes' answers, kept from poll to poll
-  int roundAcks_ = 0;
   int feedStart_ = 0;
   int refusedInRow_ = 0;
   double slowestOpenSec_ = 0;

@@ -1,5 +1,6 @@
-// QpPaths: the sending side of one rdma connection's QPs as multipath paths. Every QP is a slot of an
-// mp::PathSet (its UDP source port = the port of its flow label); `active` of them carry data, the others
+// QpPaths: the sending side of one rdma connection's QPs as multipath paths. Every QP is a slot of the
+// connection's mp::PathKeeper (the path set, the control loop's rounds and the telemetry that tcp lanes
+// use too; its UDP source port = the port of its flow label); `active` of them carry data, the others
 // are connected spares. Pieces go to the QPs by pull (adaptive: the active QP with the fewest outstanding
 // bytes takes the next piece while it is under the cap) or by the static even split (MYRIAD_NET_ADAPTIVE=0).
 // Each completion gives a latency sample (post -> CQE); every few completions per path the mp::ControlLoop
@@ -15,9 +16,7 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "transports/multipath/control.h"
-#include "transports/multipath/path_set.h"
-#include "transports/multipath/telemetry.h"
+#include "transports/multipath/path_keeper.h"
 
 namespace myriad {
 
@@ -42,13 +41,13 @@ class QpPaths {
   // passes the lower rank's ports as presets, so both ends hold the same port in every slot).
   explicit QpPaths(QpPathOptions o);
 
-  int slots() const { return set_.size(); }
-  uint16_t port(int slot) const { return set_.path(slot).port; }
+  int slots() const { return keeper_.set().size(); }
+  uint16_t port(int slot) const { return keeper_.set().path(slot).port; }
   std::vector<uint16_t> ports() const;
   bool adaptive() const { return o_.adaptive; }
   // The slot holding active position `position` (0 <= position < active).
   int slotAt(int position) const;
-  mp::PathState state(int slot) const { return set_.path(slot).state; }
+  mp::PathState state(int slot) const { return keeper_.set().path(slot).state; }
   size_t outstanding(int slot) const { return stats_[static_cast<size_t>(slot)].outstanding; }
 
   // The slot for piece `k` of `pieces` of message `seq`, or -1 while none may take it. `room(slot)`: the
@@ -64,7 +63,7 @@ class QpPaths {
   };
   // When a round is due: feeds the control loop; adaptive and a slot named: re-paths it.
   Repath maybeRound(Clock::time_point now);
-  bool roundDue() const;
+  bool roundDue() const { return keeper_.roundDue(); }
   int repaths() const { return repaths_; }
 
   mp::PeerTelemetry telemetry(const std::string& comm, int rank, int peer) const;
@@ -73,19 +72,13 @@ class QpPaths {
   struct SlotStats {
     std::deque<std::pair<Clock::time_point, size_t>> inflight;  // post time and bytes, oldest first
     size_t outstanding = 0;
-    uint64_t bytes = 0, roundBytes = 0;
-    std::vector<double> roundLatency;
-    mp::LatencyWindow latency;
   };
   Repath repath(int slot);
 
   QpPathOptions o_;
-  mp::PathSet set_;
-  mp::ControlLoop ctl_;
+  mp::PathKeeper keeper_;
   std::vector<SlotStats> stats_;
   std::deque<int> spares_;  // spare slots, longest spare first
-  Clock::time_point roundStart_ = Clock::now();
-  int roundCompletions_ = 0;
   int repaths_ = 0;
   uint64_t bytes_ = 0, pieces_ = 0;
 };

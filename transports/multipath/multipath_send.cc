@@ -1,0 +1,163 @@
+// MultipathConnection (see multipath_connection.h): the send side: small messages onto lanes and their batch acks,
+// chunks pulled by the lanes, acks feeding the path keeper.
+#include <algorithm>
+
+#include "transports/multipath/multipath_connection.h"
+
+namespace myriad::mp {
+
+void MultipathConnection::smallAcked(int slot, uint64_t count) {
+  if (slot < 0 || slot >= static_cast<int>(stats_.size())) return;
+  SlotStats& st = stats_[static_cast<size_t>(slot)];
+  while (!st.small.empty() && st.smallPosted - st.small.size() < count) {
+    if (SendOp* s = sendOp(st.small.front().op)) {
+      ++s->acked;
+      smallUnacked_ -= s->total;
+      st.smallBytes -= s->total;
+      bytesAcked_ += s->total;
+      keeper_.counted(slot, s->total);
+      ++chunksAcked_;
+    }
+    st.small.pop_front();
+  }
+  st.lastAck = Clock::now();
+}
+
+// A lost lane's unacknowledged small messages go back to the front of the queue, in order.
+void MultipathConnection::requeueSmall(int slot) {
+  SlotStats& st = stats_[static_cast<size_t>(slot)];
+  for (auto it = st.small.rbegin(); it != st.small.rend(); ++it) {
+    if (SendOp* s = sendOp(it->op)) smallUnacked_ -= s->total;
+    smallQueue_.push_front(it->op);
+  }
+  st.smallPosted -= st.small.size();
+  st.smallBytes = 0;
+  st.small.clear();
+}
+
+// The lane the next small message goes on: of the open active lanes with room, the one with the fewest
+// unacknowledged small bytes, the lowest position first (so a quiet link keeps to one lane, and a stream of
+// small messages spreads over the path set); -1 when none has room.
+int MultipathConnection::smallSlot() const {
+  int best = -1;
+  for (int slot = 0; slot < paths().size(); ++slot) {
+    const Path& p = paths().path(slot);
+    const Lane* l = out_[static_cast<size_t>(slot)].get();
+    if (p.state != PathState::kActive || !l || !l->canPost()) continue;
+    const SlotStats& st = stats_[static_cast<size_t>(slot)];
+    if (best < 0) {
+      best = slot;
+      continue;
+    }
+    const SlotStats& b = stats_[static_cast<size_t>(best)];
+    if (st.smallBytes < b.smallBytes || (st.smallBytes == b.smallBytes && p.position < paths().path(best).position))
+      best = slot;
+  }
+  return best;
+}
+
+void MultipathConnection::feedSmall() {
+  while (!smallQueue_.empty()) {
+    const int slot = smallSlot();
+    if (slot < 0) return;
+    Lane* l = out_[static_cast<size_t>(slot)].get();
+    SlotStats& st = stats_[static_cast<size_t>(slot)];
+    SendOp* s = sendOp(smallQueue_.front());
+    if (!s) {  // cannot happen: an op leaves sends_ only once acknowledged
+      smallQueue_.pop_front();
+      continue;
+    }
+    if (smallUnacked_ > 0 && smallUnacked_ + s->total > kSmallUnackedCap) return;
+    FrameHeader h;
+    h.kind = FrameHeader::kSmall;
+    h.tag = s->tag;
+    h.chunks = 1;
+    h.lane = static_cast<uint32_t>(slot);
+    h.op = s->op;
+    h.length = s->total;
+    h.total = s->total;
+    l->postData(h, s->data);
+    s->posted = true;
+    smallUnacked_ += s->total;
+    st.small.push_back(SmallSent{s->op, Clock::now()});
+    st.smallBytes += s->total;
+    ++st.smallPosted;
+    smallQueue_.pop_front();
+    l->flush();  // out now: a small message is latency, and the peer may be waiting on it
+  }
+}
+
+void MultipathConnection::ackArrived(Lane& lane, const FrameHeader& h) {
+  noteProgress();
+  if (h.kind == FrameHeader::kSmallAck) return smallAcked(lane.slot, h.op);
+  if (h.kind == FrameHeader::kHeld) {  // the path works; the chunk stays unacknowledged
+    if (lane.slot >= 0 && lane.slot < static_cast<int>(stats_.size()))
+      stats_[static_cast<size_t>(lane.slot)].lastHeld = Clock::now();
+    return;
+  }
+  auto a = sched_.ack(lane.slot, ChunkRef{h.op, h.index});
+  if (!a.first) return;
+  SendOp* s = sendOp(h.op);
+  if (s) ++s->acked;
+  for (int other : a.others)
+    if (other >= 0 && other < static_cast<int>(out_.size()) && out_[static_cast<size_t>(other)])
+      out_[static_cast<size_t>(other)]->cancel(h.op, h.index);
+  ++chunksAcked_;
+  bytesAcked_ += a.bytes;
+  if (a.lane < 0 || a.lane >= static_cast<int>(stats_.size())) return;
+  SlotStats& st = stats_[static_cast<size_t>(a.lane)];
+  auto now = Clock::now();
+  // The chunk's whole latency, queueing included: a path behind a congested spine shows it here, even
+  // while its acks arrive back to back.
+  double service = secondsBetween(a.sent, now);
+  st.lastAck = now;
+  keeper_.served(a.lane, a.bytes, service);
+}
+
+bool MultipathConnection::anyHolds(uint64_t op) const {
+  for (const auto& l : out_)
+    if (l && l->holds(op)) return true;
+  return false;
+}
+
+Clock::duration MultipathConnection::dupAfter(int slot) const {
+  const PathView* v = keeper_.view(slot);
+  double s = v && v->samples > 0 ? v->service : 0.002;
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(2 * s));
+}
+
+void MultipathConnection::feed() {
+  feedSmall();
+  if (sched_.idle()) return;  // no chunk queued or in flight: nothing to pull, nothing to duplicate
+  auto now = Clock::now();
+  // Lanes take turns at the head of the queue, so that no slot number is favoured.
+  const int n = paths().size();
+  feedStart_ = n > 0 ? (feedStart_ + 1) % n : 0;
+  for (int k = 0; k < n; ++k) {
+    int slot = (feedStart_ + k) % n;
+    Lane* l = out_[static_cast<size_t>(slot)].get();
+    PathState st = paths().path(slot).state;
+    if (!l || (st != PathState::kActive && st != PathState::kSpare)) continue;
+    while (l->canPost()) {
+      auto c = sched_.pull(slot, now, dupAfter(slot));
+      if (!c) break;
+      SendOp* s = sendOp(c->op);
+      if (!s) continue;  // cannot happen: chunks leave the scheduler before their op
+      const ChunkSpan& span = s->chunks[c->index];
+      FrameHeader h;
+      h.kind = FrameHeader::kData;
+      h.tag = s->tag;
+      h.index = span.index;
+      h.chunks = static_cast<uint32_t>(s->chunks.size());
+      h.lane = static_cast<uint32_t>(slot);
+      h.op = s->op;
+      h.offset = span.offset;
+      h.length = span.length;
+      h.total = s->total;
+      l->postData(h, s->data + span.offset);
+      s->posted = true;
+    }
+  }
+}
+
+}  // namespace myriad::mp
