@@ -7,6 +7,7 @@
 
 namespace myriad {
 namespace {
+constexpr int kAutoNetPaths = 4;  // MYRIAD_NET_PATHS=auto
 
 constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_DEBUG", "enum(NONE|WARN|INFO|TRACE)", "WARN", "Log level."},
@@ -99,9 +100,12 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_TOPO_FILE", "string", "",
      "NCCL topology XML or hwloc XML file describing this machine, used instead of detection (what it leaves "
      "out, such as NIC speeds or NVLinks, is still detected); see docs/topology.md."},
-    {"MYRIAD_NET_PATHS", "int", "4",
+    {"MYRIAD_NET_PATHS", "int|auto", "auto",
      "Paths per tcp peer: flows with distinct, chosen source ports (distinct ECMP hashes) that messages are "
-     "spread over (docs/design/multipath.md); 1: one plain connection per peer, no chunking."},
+     "spread over (docs/design/multipath.md); 1: one plain connection per peer, no chunking. auto: 4 paths "
+     "that stand down (spares closed, no re-paths, said at INFO) once every path has measured alike for a "
+     "while, a link without collisions or a fabric that sprays packets itself, and stand up again when a path "
+     "falls behind."},
     {"MYRIAD_NET_ADAPTIVE", "bool", "1",
      "1: paths (tcp lanes, rdma QPs) pull chunks as they have room, slow paths are re-pathed (new source port; "
      "rdma: a spare QP) and stuck tcp chunks re-sent; 0: a static even split over the paths (like NCCL's)."},
@@ -261,7 +265,14 @@ Result<Config> Config::fromEnv() {
   c.commId = raw("MYRIAD_COMM_ID");
   c.commSecret = raw("MYRIAD_COMM_SECRET");
   c.topoFile = raw("MYRIAD_TOPO_FILE");
-  MYR_TRY(readInt("MYRIAD_NET_PATHS", 1, 64, &c.netPaths));
+  c.netPathsAuto = raw("MYRIAD_NET_PATHS").empty() || raw("MYRIAD_NET_PATHS") == "auto";
+  if (c.netPathsAuto)
+    c.netPaths = kAutoNetPaths;
+  else
+    MYR_TRY(readInt("MYRIAD_NET_PATHS", 1, 64, &c.netPaths).isOk()
+                ? Status::ok()
+                : invalidArgument("MYRIAD_NET_PATHS='" + raw("MYRIAD_NET_PATHS") +
+                                  "' is neither auto nor a path count from 1 to 64"));
   MYR_TRY(readBool("MYRIAD_NET_ADAPTIVE", &c.netAdaptive));
   MYR_TRY(readSize("MYRIAD_NET_SPLIT_BYTES", &c.netSplitBytes));
   MYR_TRY(readSize("MYRIAD_NET_CHUNK_BYTES", &c.netChunkBytes));

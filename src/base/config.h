@@ -70,6 +70,7 @@ struct Config {
   std::string topoFile;
   // Multipath (transports/multipath)
   int netPaths = 4;
+  bool netPathsAuto = true;  // MYRIAD_NET_PATHS=auto: netPaths paths that stand down when they measure alike
   bool netAdaptive = true;
   size_t netSplitBytes = 512 << 10;
   size_t netChunkBytes = 64 << 10;

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The net tier (ctest label net, root): Myriad across network namespaces on an emulated leaf-spine fabric
 # (tests/net/fabric). Scenarios: correct all-reduce and all-gather with 1, 2, 4 and 8 paths; our traffic
-# leaves the spine that a foreign elephant sits on; a spine link cut mid-run stays correct; a host cut off
+# leaves the spine that a foreign elephant sits on; on a flat fabric the default path set spreads its bytes over
+# the spines, never churns and stands down (flat); a spine link cut mid-run stays correct; a host cut off
 # without a reset is named by every survivor within 3 s (cutoff); a data path dropped while every process
 # lives fails as stuck after MYRIAD_STALL_TIMEOUT_MS, not as a death (stuck); mpirun with a hostfile across the
 # hosts runs a perf binary bootstrapped by MPI (mpirun). Exits 77 (skip) only when it
 # cannot make namespaces (not root, or no netns support), and says so.
-#   net_test.sh BUILD_DIR SCENARIO   (SCENARIO: paths | elephant | cut | cutoff | stuck | mpirun)
+#   net_test.sh BUILD_DIR SCENARIO   (SCENARIO: paths | elephant | flat | cut | cutoff | stuck | mpirun)
 #   NET_MPIRUN: the mpirun of the benchmarks' MPI (mpirun scenario; tests/net/CMakeLists.txt sets it)
 #   NET_TRIALS=N: trials of cutoff (default 4; the victim rotates over ranks 1, 2, 3 and 0, the store's host)
 set -euo pipefail
@@ -117,6 +118,34 @@ case $scenario in
     echo "net: bytes from leaf 0 during the run: spine 0 (elephant's) $a, spine 1 $b"
     grep -q "re-paths" "$out/run/rank0.log" || { echo "net: no path telemetry printed"; exit 1; }
     [ "$b" -gt $((48 << 20)) ] || { echo "net: our traffic did not leave the elephant's spine"; exit 1; }
+    ;;
+  flat)
+    # No elephant, no failure: a flat fabric. Rank 0's four active paths are pinned two to each spine; with
+    # the default path set (MYRIAD_NET_PATHS=auto) its bytes must spread over both spines (the lanes pull
+    # evenly), nothing may be re-pathed or re-rolled (no churn on a link with nothing to avoid), and the path
+    # set must stand down (spares closed) once its paths have measured alike for a while.
+    "$FABRIC" up "$fab" --leaves 2 --hosts 1 --spines 2 --rate 300mbit
+    lport=$((30000 + RANDOM % 1000))
+    ports=$( ("$FABRIC" probe "$fab" 0.0 1.0 "$lport" 0 2; "$FABRIC" probe "$fab" 0.0 1.0 "$lport" 1 2) | paste -sd, -)
+    mapfile -t before < <(spine_bytes "$fab" 0)
+    export MYRIAD_NET_LISTEN_PORT=$lport MYRIAD_DEBUG=INFO MYRIAD_DEBUG_SUBSYS=NET
+    RANK_ENV_0="MYRIAD_NET_PORTS=$ports" run_ranks "$fab" "$out/run" "0.0 1.0" 150 \
+      "$bin/myriad_sendrecv_perf" -b 64M -e 64M -n 4 -w 1 -c 1 --paths
+    mapfile -t after < <(spine_bytes "$fab" 0)
+    perf_ok "$out/run/rank0.log" || { echo "net: wrong values on the flat fabric"; exit 1; }
+    grep -h "^# " "$out/run/rank0.log" | grep -A8 "paths rank 0" || true
+    a=$((after[0] - before[0]))
+    b=$((after[1] - before[1]))
+    echo "net: bytes from leaf 0: spine 0 $a, spine 1 $b"
+    [ "$a" -gt $(((a + b) * 3 / 10)) ] && [ "$b" -gt $(((a + b) * 3 / 10)) ] ||
+      { echo "net: the path set's bytes did not spread over both spines"; exit 1; }
+    summary=$(grep -h "^# paths rank 0 -> peer 1" "$out/run/rank0.log" | tail -1)
+    [ -n "$summary" ] || { echo "net: no path telemetry printed"; exit 1; }
+    echo "$summary" | grep -q " 0 re-paths, 0 spares re-rolled, 0 quarantined" ||
+      { echo "net: paths churned on a flat fabric: $summary"; exit 1; }
+    grep -q "standing down" "$out/run/rank0.log" ||
+      { echo "net: the path set did not stand down on a flat fabric"; exit 1; }
+    echo "net: flat fabric: bytes spread over both spines, no re-path or re-roll, stood down"
     ;;
   cut)
     "$FABRIC" up "$fab" --leaves 2 --hosts 2 --spines 2 --rate 300mbit

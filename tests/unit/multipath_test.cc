@@ -1,6 +1,6 @@
 // Unit tests of the transport-independent multipath parts: chunk plans and reassembly, source-port choice,
 // pull scheduling (caps, static split, end-game, lane loss) and the control loop's decisions from scripted
-// per-path measurements.
+// per-path measurements, and the path keeper's rounds and stand-down verdict.
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -9,6 +9,7 @@
 #include "transports/multipath/byte_pool.h"
 #include "transports/multipath/chunk.h"
 #include "transports/multipath/control.h"
+#include "transports/multipath/path_keeper.h"
 #include "transports/multipath/path_set.h"
 #include "transports/multipath/scheduler.h"
 #include "transports/multipath/telemetry.h"
@@ -354,6 +355,67 @@ TEST(MultipathTelemetry, LatencyQuantilesFollowTheWindow) {
   }
   EXPECT_EQ(w.quantile(0.5), 1000);
   EXPECT_EQ(w.quantile(0.1), 1000);  // a stale sorted copy holds at most 31 old samples (6%)
+}
+
+// A keeper of `n` active paths whose rounds close after 2 samples per path.
+PathKeeper activeKeeper(int n, bool adaptive) {
+  PathKeeperOptions o;
+  o.active = n;
+  o.control = certain();
+  o.samplesPerPath = 2;
+  o.adaptive = adaptive;
+  PathKeeper k(o);
+  for (int i = 0; i < n; ++i) {
+    int slot = k.set().addPath(true);
+    k.set().path(slot).state = PathState::kActive;
+    k.set().path(slot).position = i;
+  }
+  return k;
+}
+
+// One round in which path i serves two 1 MB pieces in service[i] seconds each; the round ends at `now`.
+int keeperRound(PathKeeper& k, const std::vector<double>& service, Clock::time_point now) {
+  for (size_t i = 0; i < service.size(); ++i)
+    for (int j = 0; j < 2; ++j) k.served(static_cast<int>(i), 1 << 20, service[i]);
+  EXPECT_TRUE(k.roundDue());
+  return k.maybeRound(now);
+}
+
+TEST(MultipathKeeper, PathsAlikeAreCalmOnlyAfterTheWholeWindow) {
+  // 100 ms rounds: the 32 rounds are the later bound; 10 ms rounds: the 2 s are.
+  for (int ms : {100, 10}) {
+    PathKeeper k = activeKeeper(4, true);
+    auto t = Clock::now();
+    const int calmFrom = ms == 100 ? 31 : 200;  // round index: 32nd round / 2 s after the first
+    for (int round = 0; round < calmFrom + 5; ++round) {
+      t += std::chrono::milliseconds(ms);
+      const double jitter = round % 2 ? 1.1 : 1.0;  // noise well inside the siblings' margin
+      EXPECT_EQ(keeperRound(k, {0.002, 0.002 * jitter, 0.0021, 0.0019}, t), -1);
+      EXPECT_EQ(k.calmFor(32, 2.0, t), round >= calmFrom) << ms << " ms rounds, round " << round;
+    }
+    EXPECT_EQ(k.bytes(1), static_cast<uint64_t>(2 * (calmFrom + 5)) << 20);
+    EXPECT_EQ(k.control().rounds(), calmFrom + 5);
+  }
+}
+
+TEST(MultipathKeeper, APathFallingBehindBreaksTheCalmAndIsNamed) {
+  PathKeeper k = activeKeeper(4, false);  // stood down: it judges, it does not re-path
+  auto t = Clock::now();
+  for (int round = 0; round < 40; ++round) keeperRound(k, {0.002, 0.002, 0.002, 0.002}, t += std::chrono::seconds(1));
+  ASSERT_TRUE(k.calmFor(32, 2.0, t));
+  int named = -1, rounds = 0;
+  while (named < 0 && rounds++ < 10) {
+    EXPECT_EQ(keeperRound(k, {0.002, 0.002, 0.010, 0.002}, t += std::chrono::seconds(1)), -1);  // not adaptive
+    named = k.lastNamed();
+    if (rounds >= 2) {
+      EXPECT_FALSE(k.calmFor(1, 0, t));  // bad twice in a row: no longer calm
+    }
+  }
+  EXPECT_EQ(named, 2);
+  EXPECT_LE(rounds, 4);  // bad from its second round on, named after three bad rounds (certain coin)
+  k.setAdaptive(true);
+  k.forget(2);  // as a re-path does
+  EXPECT_TRUE(k.adaptive());
 }
 
 }  // namespace

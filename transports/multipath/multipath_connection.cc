@@ -125,6 +125,8 @@ PeerTelemetry MultipathConnection::telemetry() const {
   t.repaths = repaths_;
   t.rerolls = rerolls_;
   keeper_.describe(&t, true);
+  t.adaptive = o_.adaptive;
+  t.stoodDown = stoodDown_;
   return t;
 }
 

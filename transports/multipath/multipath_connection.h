@@ -32,6 +32,9 @@ struct MultipathOptions {
   int paths = 4;
   int spares = 2;
   bool adaptive = true;
+  // MYRIAD_NET_PATHS=auto: once every path has measured alike for a long while (no collision to avoid, or a
+  // fabric that sprays packets itself), the spares close and re-paths stop, until a path falls behind.
+  bool standDown = false;
   uint64_t splitBytes = 512 << 10;
   uint64_t chunkBytes = 64 << 10;
   uint64_t inflightBytes = 512 << 10;
@@ -140,6 +143,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   // Messages up to this size are small: one staged frame each, done at once, acknowledged in batches.
   uint64_t smallBytes() const { return std::min(o_.splitBytes, o_.chunkBytes); }
   void feedSmall();
+  void postChunk(Lane& lane, int slot, ChunkRef c);
   void finishArrival(RecvOp& op, uint32_t index);
 
   Status adoptIncoming();
@@ -151,6 +155,8 @@ class MultipathConnection final : public Connection, private LaneEvents {
   void feed();
   void checkStalls();
   void maybeRound();
+  void standDown();
+  void standUp(int slot);
   void repath(int slot);
   int chooseSpare(int slot);
   void reroll(int spare, const std::string& why);
@@ -186,6 +192,8 @@ class MultipathConnection final : public Connection, private LaneEvents {
   int pendingRequests_ = 0, pendingSends_ = 0;
   Status fatal_;
   bool everReady_ = false;
+  bool stoodDown_ = false;
+  int roundsSinceVerdict_ = 0;  // stood down: rounds since the control loop last named a path
   Clock::time_point created_ = Clock::now();
   Clock::time_point lastOpenTry_{};
   Clock::time_point incomingLost_{};
@@ -196,6 +204,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   uint64_t nextWatchId_ = 1;
   std::vector<bool> laneDue_, laneReadable_;  // findDueLanes' answers, kept from poll to poll
   int feedStart_ = 0;
+  std::vector<int> feedOrder_;  // feed()'s lanes, kept from poll to poll
   int refusedInRow_ = 0;
   double slowestOpenSec_ = 0;
   uint64_t bytesAcked_ = 0, chunksAcked_ = 0, quarantines_ = 0, repaths_ = 0, rerolls_ = 0;

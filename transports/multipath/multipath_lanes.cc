@@ -22,6 +22,13 @@ constexpr auto kStallCheckEvery = std::chrono::milliseconds(10);
 // Once the peer's lanes are all here, the listener is asked for a new one (a re-path's) this often, not on
 // every poll: an accept(2) that finds nothing costs a system call per poll.
 constexpr auto kAcceptEvery = std::chrono::milliseconds(5);
+// MYRIAD_NET_PATHS=auto stands down after this many rounds, and this long, in which every path measured
+// alike (a round is 8 acknowledged chunks per active path: 32 rounds of 4 paths are 64 MiB of 64 KiB chunks).
+constexpr int kCalmRounds = 32;
+constexpr double kCalmSec = 2.0;
+// Stood down, a path set stands up again when the control loop names a path slow twice within this many
+// rounds (its hold-down after a verdict is 6 rounds, so a path that stays behind is named again in time).
+constexpr int kStandUpWindowRounds = 24;
 }  // namespace
 
 Status MultipathConnection::openSlot(bool active, int position) {
@@ -71,7 +78,7 @@ Status MultipathConnection::openLanes() {
     MYR_TRY(openSlot(true, pos));
     opened = true;
   }
-  for (; spares < paths().wantSpares(); ++spares) {
+  for (; !stoodDown_ && spares < paths().wantSpares(); ++spares) {
     MYR_TRY(openSlot(false, -1));
     opened = true;
   }
@@ -81,7 +88,7 @@ Status MultipathConnection::openLanes() {
 
 Status MultipathConnection::adoptIncoming() {
   auto now = Clock::now();
-  const int expected = o_.paths + (o_.adaptive ? o_.spares : 0);
+  const int expected = o_.paths;  // the peer's active lanes; its spares may be closed (stood down)
   if (static_cast<int>(in_.size()) >= expected && now - lastAccept_ < kAcceptEvery) return Status::ok();
   lastAccept_ = now;
   while (true) {
@@ -126,6 +133,10 @@ void MultipathConnection::promoteReady() {
     slowestOpenSec_ = std::max(slowestOpenSec_, secondsBetween(stats_[static_cast<size_t>(slot)].openedAt, now));
     p.state = p.position >= 0 ? PathState::kActive : PathState::kSpare;
     sched_.addLane(slot, p.state == PathState::kSpare);
+    if (stoodDown_ && p.state == PathState::kSpare) {
+      retire(slot);
+      continue;
+    }
     MYR_LOG(kInfo, kNet, o_.rank,
             std::string(o_.transport + " multipath: ") + pathStateName(p.state) + " path " + std::to_string(slot) +
                 " to " + peer_.describe() + " from port " + std::to_string(p.port));
@@ -398,10 +409,52 @@ void MultipathConnection::checkStalls() {
 
 void MultipathConnection::maybeRound() {
   if (!keeper_.roundDue()) return;
-  const int slot = keeper_.maybeRound(Clock::now());
+  const auto now = Clock::now();
+  const int slot = keeper_.maybeRound(now);
+  if (o_.standDown && o_.adaptive) {
+    if (!stoodDown_ && keeper_.calmFor(kCalmRounds, kCalmSec, now)) {
+      standDown();
+    } else if (stoodDown_) {
+      // One verdict may be noise (a round that ended mid-message): standing up takes two within a window.
+      ++roundsSinceVerdict_;
+      if (keeper_.lastNamed() >= 0) {
+        if (roundsSinceVerdict_ <= kStandUpWindowRounds) standUp(keeper_.lastNamed());
+        roundsSinceVerdict_ = 0;
+      }
+    }
+  }
   if (slot >= 0) repath(slot);
   publishTelemetry(telemetry());
   if (logEnabled(LogLevel::kTrace, Subsys::kNet)) MYR_LOG(kTrace, kNet, o_.rank, formatTelemetry({telemetry()}));
+}
+
+// Paths that measure alike for a long while have nothing to steer around: the spares (scouts that cost
+// connections, polls and a chunk now and then) close and no path is re-pathed; rounds go on measuring.
+void MultipathConnection::standDown() {
+  stoodDown_ = true;
+  roundsSinceVerdict_ = kStandUpWindowRounds + 1;
+  keeper_.setAdaptive(false);
+  int closed = 0;
+  for (int slot = 0; slot < paths().size(); ++slot) {
+    const Path& p = paths().path(slot);
+    if (p.state != PathState::kSpare) continue;  // one still opening closes once open (promoteReady)
+    retire(slot);
+    ++closed;
+  }
+  MYR_LOG(kInfo, kNet, o_.rank,
+          o_.transport + " multipath to " + peer_.describe() + ": its " + std::to_string(o_.paths) +
+              " paths have measured alike for " + std::to_string(kCalmRounds) +
+              " rounds and more (no collision to avoid, or a fabric that spreads packets itself): standing down, " +
+              std::to_string(closed) + " spare paths closed and no re-paths until a path falls behind");
+}
+
+void MultipathConnection::standUp(int slot) {
+  stoodDown_ = false;
+  keeper_.setAdaptive(true);
+  MYR_LOG(kInfo, kNet, o_.rank,
+          o_.transport + " multipath to " + peer_.describe() + ": path " + std::to_string(slot) + " (port " +
+              std::to_string(paths().path(slot).port) +
+              ") fell behind its siblings: adaptive again (spares reopen, slow paths are re-pathed)");
 }
 
 }  // namespace myriad::mp

@@ -126,38 +126,55 @@ Clock::duration MultipathConnection::dupAfter(int slot) const {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(2 * s));
 }
 
+// Lanes pull chunks one at a time, the lane with the fewest bytes in flight first (ties: the turn rotates,
+// so that no slot number is favoured), until none takes another. Paths that serve alike thus carry alike
+// (a greedy pull would let whichever lane acks first take most, and make its siblings look slow), while a
+// slow path, whose chunks stay in flight longer, carries less.
 void MultipathConnection::feed() {
   feedSmall();
   if (sched_.idle()) return;  // no chunk queued or in flight: nothing to pull, nothing to duplicate
   auto now = Clock::now();
-  // Lanes take turns at the head of the queue, so that no slot number is favoured.
   const int n = paths().size();
   feedStart_ = n > 0 ? (feedStart_ + 1) % n : 0;
+  feedOrder_.clear();
   for (int k = 0; k < n; ++k) {
     int slot = (feedStart_ + k) % n;
-    Lane* l = out_[static_cast<size_t>(slot)].get();
     PathState st = paths().path(slot).state;
-    if (!l || (st != PathState::kActive && st != PathState::kSpare)) continue;
-    while (l->canPost()) {
+    if (out_[static_cast<size_t>(slot)] && (st == PathState::kActive || st == PathState::kSpare))
+      feedOrder_.push_back(slot);
+  }
+  for (bool pulled = true; pulled;) {
+    pulled = false;
+    std::stable_sort(feedOrder_.begin(), feedOrder_.end(),
+                     [&](int a, int b) { return sched_.laneInFlight(a) < sched_.laneInFlight(b); });
+    for (int slot : feedOrder_) {
+      Lane* l = out_[static_cast<size_t>(slot)].get();
+      if (!l->canPost()) continue;
       auto c = sched_.pull(slot, now, dupAfter(slot));
-      if (!c) break;
-      SendOp* s = sendOp(c->op);
-      if (!s) continue;  // cannot happen: chunks leave the scheduler before their op
-      const ChunkSpan& span = s->chunks[c->index];
-      FrameHeader h;
-      h.kind = FrameHeader::kData;
-      h.tag = s->tag;
-      h.index = span.index;
-      h.chunks = static_cast<uint32_t>(s->chunks.size());
-      h.lane = static_cast<uint32_t>(slot);
-      h.op = s->op;
-      h.offset = span.offset;
-      h.length = span.length;
-      h.total = s->total;
-      l->postData(h, s->data + span.offset);
-      s->posted = true;
+      if (!c) continue;
+      pulled = true;
+      postChunk(*l, slot, *c);
+      break;  // the order changed: sort again
     }
   }
+}
+
+void MultipathConnection::postChunk(Lane& l, int slot, ChunkRef c) {
+  SendOp* s = sendOp(c.op);
+  if (!s) return;  // cannot happen: chunks leave the scheduler before their op
+  const ChunkSpan& span = s->chunks[c.index];
+  FrameHeader h;
+  h.kind = FrameHeader::kData;
+  h.tag = s->tag;
+  h.index = span.index;
+  h.chunks = static_cast<uint32_t>(s->chunks.size());
+  h.lane = static_cast<uint32_t>(slot);
+  h.op = s->op;
+  h.offset = span.offset;
+  h.length = span.length;
+  h.total = s->total;
+  l.postData(h, s->data + span.offset);
+  s->posted = true;
 }
 
 }  // namespace myriad::mp

@@ -59,8 +59,21 @@ int PathKeeper::maybeRound(Clock::time_point now) {
     s.roundService.clear();
   }
   const int named = ctl_.round(rounds, secs);
-  if (!o_.adaptive || named < 0 || set_.path(named).state != PathState::kActive) return -1;
-  return named;
+  lastNamed_ = named >= 0 && set_.path(named).state == PathState::kActive ? named : -1;
+  bool calm = lastNamed_ < 0;
+  for (const PathRound& r : rounds) {
+    const PathView* v = r.active ? ctl_.view(r.slot) : nullptr;
+    if (v && v->bad >= 2) calm = false;
+  }
+  if (!calm)
+    calmRounds_ = 0;
+  else if (calmRounds_++ == 0)
+    calmSince_ = now;
+  return o_.adaptive ? lastNamed_ : -1;
+}
+
+bool PathKeeper::calmFor(int rounds, double seconds, Clock::time_point now) const {
+  return calmRounds_ >= rounds && std::chrono::duration<double>(now - calmSince_).count() >= seconds;
 }
 
 void PathKeeper::describe(PeerTelemetry* t, bool skipUnusedClosed) const {

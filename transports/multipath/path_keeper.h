@@ -50,6 +50,14 @@ class PathKeeper {
   // Closes the round if it is due: every active path's (and scouting spare's) bytes and samples go to the
   // control loop. Returns the slot it names slow (adaptive only), or -1.
   int maybeRound(Clock::time_point now);
+  // The slot the last round's verdict named slow, whether or not the keeper is adaptive (-1: none).
+  int lastNamed() const { return lastNamed_; }
+  // Every round for at least `rounds` rounds and `seconds` found the active paths alike: none behind its
+  // siblings for two rounds in a row, none named. On a fabric without collisions, or one that spreads
+  // packets itself, that is the steady state.
+  bool calmFor(int rounds, double seconds, Clock::time_point now) const;
+  bool adaptive() const { return o_.adaptive; }
+  void setAdaptive(bool on) { o_.adaptive = on; }
   // A slot now holds another path (re-pathed, re-rolled, quarantined): its history no longer applies.
   void forget(int slot) { ctl_.forget(slot); }
 
@@ -71,6 +79,9 @@ class PathKeeper {
   mutable std::vector<Stat> stats_;  // by slot, grown as the set grows
   Clock::time_point roundStart_ = Clock::now();
   int roundSamples_ = 0;
+  int lastNamed_ = -1;
+  int calmRounds_ = 0;
+  Clock::time_point calmSince_{};
 };
 
 }  // namespace myriad::mp

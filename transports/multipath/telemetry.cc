@@ -80,8 +80,8 @@ std::string formatTelemetry(const std::vector<PeerTelemetry>& peers) {
     std::snprintf(line, sizeof(line),
                   "# paths rank %d -> peer %d (%s): %.1f MB, %.1f MB/s, %llu chunks, %llu duplicates, %llu "
                   "re-paths, %llu spares re-rolled, %llu quarantined, %d rounds\n",
-                  p.rank, p.peer, p.adaptive ? "adaptive" : "static", static_cast<double>(p.bytes) / 1e6,
-                  p.throughput / 1e6, static_cast<unsigned long long>(p.chunks),
+                  p.rank, p.peer, p.adaptive ? (p.stoodDown ? "stood down" : "adaptive") : "static",
+                  static_cast<double>(p.bytes) / 1e6, p.throughput / 1e6, static_cast<unsigned long long>(p.chunks),
                   static_cast<unsigned long long>(p.duplicates), static_cast<unsigned long long>(p.repaths),
                   static_cast<unsigned long long>(p.rerolls), static_cast<unsigned long long>(p.quarantines), p.rounds);
     out += line;

@@ -33,6 +33,7 @@ struct PeerTelemetry {
   int rounds = 0;
   double throughput = 0;
   bool adaptive = true;
+  bool stoodDown = false;  // MYRIAD_NET_PATHS=auto: the paths measured alike; spares closed, no re-paths
   std::vector<PathTelemetry> paths;
 };
 

@@ -66,6 +66,7 @@ Result<std::unique_ptr<Connection>> TcpTransport::connect(const PeerInfo& peer) 
     mp::MultipathOptions o;
     o.paths = c.netPaths;
     o.adaptive = c.netAdaptive;
+    o.standDown = c.netPathsAuto;
     o.splitBytes = c.netSplitBytes;
     o.chunkBytes = c.netChunkBytes;
     o.inflightBytes = c.netInflightBytes;
