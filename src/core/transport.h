@@ -88,6 +88,7 @@ class Connection {
 
  protected:
   void noteProgress() { lastProgress_ = Clock::now(); }
+  void noteProgress(Clock::time_point now) { lastProgress_ = now; }
   // Queues a posted request; a connection that was idle starts its silence clock now.
   Status enqueue(std::deque<Request*>& queue, Request* r) {
     if (!busy()) noteProgress();

@@ -83,9 +83,14 @@ MultipathConnection::RecvOp* MultipathConnection::recvOp(uint64_t op) {
   return i < recvs_.size() ? &recvs_[static_cast<size_t>(i)] : nullptr;
 }
 
+// Sends wait in sends_ until acknowledged, long after they are reported done (small ones are done at once,
+// acknowledged in batches): the scans stop once every unreported op has been looked at.
 void MultipathConnection::completeOps() {
-  for (SendOp& s : sends_) {
+  int unreported = pendingSends_;
+  for (auto it = sends_.begin(); unreported > 0 && it != sends_.end(); ++it) {
+    SendOp& s = *it;
     if (s.reported) continue;
+    --unreported;
     // A small message is done once on a lane (its staged copy is what is re-sent); a larger one once every
     // chunk is acknowledged and no lane still reads from the caller's buffer.
     bool done = s.total <= smallBytes() ? s.posted : s.acked == s.chunks.size() && !anyHolds(s.op);
@@ -95,19 +100,23 @@ void MultipathConnection::completeOps() {
     s.reported = true;
     --pendingRequests_;
     --pendingSends_;
-    noteProgress();
+    noteProgress(now_);
   }
   while (!sends_.empty() && sends_.front().reported && sends_.front().acked == sends_.front().chunks.size()) {
     pool_.give(std::move(sends_.front().staged));
     sends_.pop_front();
   }
-  for (RecvOp& r : recvs_) {
-    if (r.reported || !r.started || !r.re.complete() || !r.claimed.empty()) continue;
+  unreported = pendingRequests_ - pendingSends_;
+  for (auto it = recvs_.begin(); unreported > 0 && it != recvs_.end(); ++it) {
+    RecvOp& r = *it;
+    if (r.reported) continue;
+    --unreported;
+    if (!r.started || !r.re.complete() || !r.claimed.empty()) continue;
     r.r->done = true;
     r.r = nullptr;
     r.reported = true;
     --pendingRequests_;
-    noteProgress();
+    noteProgress(now_);
   }
   while (!recvs_.empty() && recvs_.front().reported) recvs_.pop_front();
 }
@@ -142,11 +151,13 @@ std::string MultipathConnection::describe() const {
 
 Status MultipathConnection::poll() {
   MYR_TRY(fatal_);
+  now_ = Clock::now();
   MYR_TRY(adoptIncoming());
   MYR_TRY(openLanes());
   promoteReady();
   feed();
   MYR_TRY(pollLanes());
+  now_ = Clock::now();
   promoteReady();
   feed();
   checkStalls();

@@ -195,6 +195,9 @@ class MultipathConnection final : public Connection, private LaneEvents {
   bool stoodDown_ = false;
   int roundsSinceVerdict_ = 0;  // stood down: rounds since the control loop last named a path
   Clock::time_point created_ = Clock::now();
+  // The time of this poll: read when poll() starts and again after the lanes' I/O, and used for every
+  // timestamp in between (a clock read costs as much as the rest of an idle poll).
+  Clock::time_point now_ = Clock::now();
   Clock::time_point lastOpenTry_{};
   Clock::time_point incomingLost_{};
   Clock::time_point lastBackCheck_{};

@@ -37,7 +37,7 @@ Status MultipathConnection::openSlot(bool active, int position) {
     paths().path(slot).position = position;
     out_.emplace_back();
     stats_.emplace_back();
-    stats_.back().openedAt = Clock::now();
+    stats_.back().openedAt = now_;
     auto lane = factory_->open(paths().path(slot).port);
     if (!lane.isOk()) {
       paths().path(slot).state = PathState::kClosed;
@@ -57,7 +57,7 @@ Status MultipathConnection::openSlot(bool active, int position) {
 }
 
 Status MultipathConnection::openLanes() {
-  auto now = Clock::now();
+  auto now = now_;
   if (now - lastOpenTry_ < kReopenBackoff) return Status::ok();
   // Lanes are opened, and replaced, only while this end has something to send: they carry our data alone
   // (our acks ride the peer's lanes). A peer that is done with us closes its end when it destroys the
@@ -87,7 +87,7 @@ Status MultipathConnection::openLanes() {
 }
 
 Status MultipathConnection::adoptIncoming() {
-  auto now = Clock::now();
+  auto now = now_;
   const int expected = o_.paths;  // the peer's active lanes; its spares may be closed (stood down)
   if (static_cast<int>(in_.size()) >= expected && now - lastAccept_ < kAcceptEvery) return Status::ok();
   lastAccept_ = now;
@@ -95,7 +95,7 @@ Status MultipathConnection::adoptIncoming() {
     MYR_ASSIGN_OR_RETURN(auto lane, factory_->accept());
     if (!lane) return Status::ok();
     in_.push_back(std::move(lane));
-    noteProgress();
+    noteProgress(now_);
   }
 }
 
@@ -111,12 +111,11 @@ int MultipathConnection::readySpare() const {
 }
 
 void MultipathConnection::promoteReady() {
-  Clock::time_point now{};
+  const Clock::time_point now = now_;
   for (int slot = 0; slot < paths().size(); ++slot) {
     Path& p = paths().path(slot);
     Lane* l = out_[static_cast<size_t>(slot)].get();
     if (p.state != PathState::kOpening || !l) continue;
-    if (now == Clock::time_point{}) now = Clock::now();
     if (!l->ready()) {
       if (secondsBetween(stats_[static_cast<size_t>(slot)].openedAt, now) > openTimeoutSec()) {
         MYR_LOG(kInfo, kNet, o_.rank,
@@ -324,7 +323,7 @@ Status MultipathConnection::pollLanes() {
   // Our acks ride the incoming lanes back. One whose way back is dead swallows them (the sender's stack
   // still hears the peer's kernel ack its data, so it sees nothing wrong): let it go, so that the sender's
   // side of it stalls, is quarantined, and its chunks come again on a path that works both ways.
-  auto now = Clock::now();
+  auto now = now_;
   bool checkBack = now - lastBackCheck_ >= kBackCheckEvery;
   if (checkBack) lastBackCheck_ = now;
   for (size_t i = 0; i < in_.size(); ++i) {
@@ -357,7 +356,7 @@ Status MultipathConnection::pollLanes() {
       for (Early& e : list)
         if (e.lane == l.get()) e.lane = nullptr;
     l.reset();
-    incomingLost_ = Clock::now();
+    incomingLost_ = now_;
   }
   std::erase(in_, nullptr);
   return fatal_;
@@ -365,7 +364,7 @@ Status MultipathConnection::pollLanes() {
 
 void MultipathConnection::checkStalls() {
   if (!o_.adaptive) return;
-  auto now = Clock::now();
+  auto now = now_;
   if (now - lastStallCheck_ < kStallCheckEvery) return;
   lastStallCheck_ = now;
   for (int slot = 0; slot < paths().size(); ++slot) {
@@ -409,7 +408,7 @@ void MultipathConnection::checkStalls() {
 
 void MultipathConnection::maybeRound() {
   if (!keeper_.roundDue()) return;
-  const auto now = Clock::now();
+  const auto now = now_;
   const int slot = keeper_.maybeRound(now);
   if (o_.standDown && o_.adaptive) {
     if (!stoodDown_ && keeper_.calmFor(kCalmRounds, kCalmSec, now)) {

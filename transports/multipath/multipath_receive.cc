@@ -31,7 +31,7 @@ Status MultipathConnection::startRecv(RecvOp& op, const FrameHeader& h, const La
 }
 
 Placement MultipathConnection::placeChunk(Lane& lane, const FrameHeader& h) {
-  noteProgress();
+  noteProgress(now_);
   if (h.op >= nextRecvOp_) {  // its receive is not posted yet: keep it aside (bounded by the sender's cap)
     auto& list = early_[h.op];
     for (const Early& e : list)  // a copy still being read elsewhere does not stop this one (its lane may be dead)
@@ -92,17 +92,16 @@ void MultipathConnection::finishArrival(RecvOp& op, uint32_t index) {
 }
 
 void MultipathConnection::oweSmallAck(Lane& lane, const FrameHeader& h) {
-  if (lane.smallIn++ == lane.smallAckedIn) lane.smallOwedSince = Clock::now();
+  if (lane.smallIn++ == lane.smallAckedIn) lane.smallOwedSince = now_;
   lane.smallOwedBytes += h.length;
 }
 
 // One batch ack per incoming lane that owes one and whose batch is due.
 void MultipathConnection::sendSmallAcks(bool all) {
   if (earlySmallBytes_ > kEarlySmallCap && !all) return;
-  Clock::time_point now{};
+  const Clock::time_point now = now_;
   for (auto& l : in_) {
     if (l->bye || l->smallIn == l->smallAckedIn) continue;
-    if (now == Clock::time_point{}) now = Clock::now();
     if (!all && l->smallIn - l->smallAckedIn < kSmallAckFrames && l->smallOwedBytes < kSmallAckBytes &&
         now - l->smallOwedSince < kSmallAckDelay)
       continue;
@@ -116,7 +115,7 @@ void MultipathConnection::sendSmallAcks(bool all) {
 }
 
 void MultipathConnection::chunkArrived(Lane& lane, const FrameHeader& h, bool placed) {
-  noteProgress();
+  noteProgress(now_);
   auto rd = reading_.find(&lane);
   bool early = placed && rd != reading_.end() && rd->second.early;
   if (rd != reading_.end()) reading_.erase(rd);

@@ -20,7 +20,7 @@ void MultipathConnection::smallAcked(int slot, uint64_t count) {
     }
     st.small.pop_front();
   }
-  st.lastAck = Clock::now();
+  st.lastAck = now_;
 }
 
 // A lost lane's unacknowledged small messages go back to the front of the queue, in order.
@@ -79,7 +79,7 @@ void MultipathConnection::feedSmall() {
     l->postData(h, s->data);
     s->posted = true;
     smallUnacked_ += s->total;
-    st.small.push_back(SmallSent{s->op, Clock::now()});
+    st.small.push_back(SmallSent{s->op, now_});
     st.smallBytes += s->total;
     ++st.smallPosted;
     smallQueue_.pop_front();
@@ -88,11 +88,11 @@ void MultipathConnection::feedSmall() {
 }
 
 void MultipathConnection::ackArrived(Lane& lane, const FrameHeader& h) {
-  noteProgress();
+  noteProgress(now_);
   if (h.kind == FrameHeader::kSmallAck) return smallAcked(lane.slot, h.op);
   if (h.kind == FrameHeader::kHeld) {  // the path works; the chunk stays unacknowledged
     if (lane.slot >= 0 && lane.slot < static_cast<int>(stats_.size()))
-      stats_[static_cast<size_t>(lane.slot)].lastHeld = Clock::now();
+      stats_[static_cast<size_t>(lane.slot)].lastHeld = now_;
     return;
   }
   auto a = sched_.ack(lane.slot, ChunkRef{h.op, h.index});
@@ -106,7 +106,7 @@ void MultipathConnection::ackArrived(Lane& lane, const FrameHeader& h) {
   bytesAcked_ += a.bytes;
   if (a.lane < 0 || a.lane >= static_cast<int>(stats_.size())) return;
   SlotStats& st = stats_[static_cast<size_t>(a.lane)];
-  auto now = Clock::now();
+  auto now = now_;
   // The chunk's whole latency, queueing included: a path behind a congested spine shows it here, even
   // while its acks arrive back to back.
   double service = secondsBetween(a.sent, now);
@@ -133,7 +133,7 @@ Clock::duration MultipathConnection::dupAfter(int slot) const {
 void MultipathConnection::feed() {
   feedSmall();
   if (sched_.idle()) return;  // no chunk queued or in flight: nothing to pull, nothing to duplicate
-  auto now = Clock::now();
+  auto now = now_;
   const int n = paths().size();
   feedStart_ = n > 0 ? (feedStart_ + 1) % n : 0;
   feedOrder_.clear();
