@@ -148,8 +148,7 @@ Comm::~Comm() {
   if (errors_.aborted() && device_) device_->releaseWaits();
   device_.reset();  // waits for what is enqueued on the device
   if (!errors_.aborted()) {
-    auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeoutMs);
-    for (Connection* c : open_) c->drain(deadline);
+    drainConnections();
   }
   conns_.clear();
   for (uint64_t id : registered_) unpinEverywhere(id);
@@ -261,6 +260,21 @@ Status Comm::deregisterBuffer(uint64_t handle) {
                            " is not a registration of this communicator (deregistered twice, or from another one?)");
   unpinEverywhere(handle);
   return Status::ok();
+}
+
+void Comm::drainConnections() {
+  auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeoutMs);
+  std::vector<Connection*> left = open_;
+  while (!left.empty()) {
+    std::erase_if(left, [](Connection* c) { return c->drainStep(); });
+    if (left.empty()) return;
+    if (Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  for (Connection* c : left)
+    MYR_LOG(kWarn, kInit, rank_,
+            "destroyed with data for " + c->peer().describe() + " not yet delivered after " +
+                std::to_string(config_.timeoutMs) + " ms (MYRIAD_TIMEOUT_MS)");
 }
 
 void Comm::drainDevice() {

@@ -161,6 +161,8 @@ class Comm {
   void stopWatchingDevice();
   // At destruction: waits for device work to finish, a failure, or the silence deadline.
   void drainDevice();
+  // At destruction: turns every open connection's drainStep until all are done or the timeout passes.
+  void drainConnections();
   std::mutex deviceMu_;            // device_ against abort() from another thread
   std::vector<Connection*> open_;  // the opened ones, for liveness checks
   std::string storeOwner_;         // who hosts the tcp store, for messages

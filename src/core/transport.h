@@ -69,10 +69,14 @@ class Connection {
   virtual WakeHook* wakeHook() const { return nullptr; }
   // True when postRecv honours Request::combine; otherwise the caller receives into staging and reduces.
   virtual bool combinesOnReceive() const { return false; }
-  // Called when the communicator is destroyed: waits, until `deadline` or until the peer is gone, for what
-  // completed sends left in this connection's own buffers to reach the peer. (A send is done once its bytes
-  // are buffered; a receiver that attaches late must still find them.)
-  virtual void drain(Clock::time_point deadline) { (void)deadline; }
+  // Called when the communicator is destroyed, for every open connection in turn until each returns true or
+  // the communicator's timeout passes: one non-blocking step of handing what completed sends left in this
+  // connection's own buffers to the peer (a send is done once its bytes are buffered; a receiver that
+  // attaches late must still find them), and of answering what the peer still waits for from this end. True
+  // once nothing is left or the peer is gone. Never a blocking loop over one connection: the peer may be
+  // turning its own connections too, and waits that go round the ranks (A on B, B on C, C on A) would hold
+  // until the deadline.
+  virtual bool drainStep() { return true; }
   // True while the connection must be polled although no posted request waits on it (multipath: chunks of
   // completed sends not yet acknowledged, which a failed path may force it to send again). The executor
   // polls such connections on every turn of its loop.

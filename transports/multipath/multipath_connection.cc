@@ -187,19 +187,17 @@ Status MultipathConnection::checkAlive() {
   return Status::ok();
 }
 
-void MultipathConnection::drain(Clock::time_point deadline) {
-  // The peer's small messages are acknowledged now: it may still hold them for us, and will not hear from
-  // this end again.
+bool MultipathConnection::drainStep() {
+  if (!fatal_.isOk()) return true;
+  // The peer's small messages are acknowledged at once: it may still hold them for us, and will not hear
+  // from this end again.
   sendSmallAcks(true);
-  while (Clock::now() < deadline && fatal_.isOk()) {
-    bool pending = !sched_.idle() || !smallQueue_.empty() || smallUnacked_ > 0;
-    for (const auto& l : out_)
-      if (l && !l->flushed()) pending = true;
-    for (const auto& l : in_)
-      if (!l->flushed()) pending = true;
-    if (!pending) return;
-    if (!poll().isOk()) return;
-  }
+  bool pending = !sched_.idle() || !smallQueue_.empty() || smallUnacked_ > 0;
+  for (const auto& l : out_)
+    if (l && !l->flushed()) pending = true;
+  for (const auto& l : in_)
+    if (!l->flushed()) pending = true;
+  return !pending || !poll().isOk();
 }
 
 }  // namespace myriad::mp

@@ -55,7 +55,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Status poll() override;
   Status checkAlive() override;
   bool busy() const override { return pendingRequests_ > 0; }
-  void drain(Clock::time_point deadline) override;
+  bool drainStep() override;
   // Unacknowledged chunks, or incoming lanes whose chunks we should hold (and say so) before our receive is
   // posted, so that the sender does not take a working path for a dead one; also for a while after the last
   // incoming lane was lost, so that the lanes the peer opens instead are adopted even while no step of ours

@@ -249,19 +249,15 @@ std::string ShmConnection::describe() const {
          " single-copy reads (process_vm_readv); the peer's reads of ours: " + ours;
 }
 
-void ShmConnection::drain(Clock::time_point deadline) {
-  // The outbound FIFO's name disappears with this connection: wait until the peer has attached and
-  // consumed every slot (it then holds its own mapping), unless it exits or the deadline passes.
-  if (!out_.mapped()) return;
+bool ShmConnection::drainStep() {
+  // The outbound FIFO's name disappears with this connection: done once the peer has attached and consumed
+  // every slot (it then holds its own mapping), or has exited.
+  if (!out_.mapped()) return true;
   ShmControl* c = out_.control();
-  while (c->tail.load(std::memory_order_acquire) != c->head.load(std::memory_order_relaxed)) {
-    if (Clock::now() >= deadline || !checkAlive().isOk()) {
-      MYR_LOG(kWarn, kShm, -1, "shm: destroyed with messages to " + peer_.describe() + " still unread");
-      return;
-    }
-    peerBell_.ring();
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
+  if (c->tail.load(std::memory_order_acquire) == c->head.load(std::memory_order_relaxed)) return true;
+  if (!checkAlive().isOk()) return true;
+  peerBell_.ring();
+  return false;
 }
 
 Status ShmConnection::checkAlive() {

@@ -55,7 +55,7 @@ class ShmConnection final : public Connection {
   Status poll() override;
   Status checkAlive() override;
   bool busy() const override { return !sends_.empty() || !recvs_.empty() || !unacked_.empty(); }
-  void drain(Clock::time_point deadline) override;
+  bool drainStep() override;
   std::string describe() const override;
 
  private:
