@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dispatch/registry.h"
 #include "tools/sim/fabric.h"
 #include "tools/sim/plan_call.h"
 #include "tools/sim/virtual_executor.h"
@@ -78,6 +79,15 @@ int main(int argc, char** argv) {
   auto kind = parseCollective(collective);
   if (!kind.isOk()) return fail(kind.status());
   call.kind = kind.value();
+  if (!algo.empty()) {  // checked here, so that the error names the flag and not the library's MYRIAD_ALGO
+    const Algorithm* a = findAlgorithm(algo);
+    if (!a)
+      return fail(invalidArgument("--algo '" + algo + "' is no algorithm; for " + collective + ": " +
+                                  algorithmNames(&call.kind)));
+    if (a->kind() != call.kind)
+      return fail(invalidArgument("--algo " + algo + " is not for " + collective + "; for " + collective + ": " +
+                                  algorithmNames(&call.kind)));
+  }
   call.nranks = fab.nranks, call.ranksPerHost = fab.ranksPerHost, call.algo = algo;
   fab.linkLatency = latencyUs * 1e-6;
   fab.nicBytesPerSec = linkGbps * 1e9 / 8;
