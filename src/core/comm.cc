@@ -265,7 +265,7 @@ Status Comm::deregisterBuffer(uint64_t handle) {
 void Comm::drainConnections() {
   auto deadline = Clock::now() + std::chrono::milliseconds(config_.timeoutMs);
   std::vector<Connection*> left = open_;
-  while (!left.empty()) {
+  for (;;) {
     std::erase_if(left, [](Connection* c) { return c->drainStep(); });
     if (left.empty()) return;
     if (Clock::now() >= deadline) break;

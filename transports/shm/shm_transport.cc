@@ -6,7 +6,6 @@
 #include <sys/uio.h>
 
 #include <cstring>
-#include <thread>
 
 #include "base/log.h"
 #include "exec/reduce.h"
@@ -255,7 +254,10 @@ bool ShmConnection::drainStep() {
   if (!out_.mapped()) return true;
   ShmControl* c = out_.control();
   if (c->tail.load(std::memory_order_acquire) == c->head.load(std::memory_order_relaxed)) return true;
-  if (!checkAlive().isOk()) return true;
+  if (!checkAlive().isOk()) {
+    MYR_LOG(kWarn, kShm, -1, "shm: destroyed with messages to " + peer_.describe() + " still unread (it has exited)");
+    return true;
+  }
   peerBell_.ring();
   return false;
 }
