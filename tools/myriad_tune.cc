@@ -1,12 +1,14 @@
 // myriad-tune: measures this machine's link classes in seconds and writes them as a MYRIAD_TUNER_FILE.
 //   myriad-tune [--out FILE] [--bytes SIZE_MIB]
-// For shm and for tcp (MYRIAD_DISABLE_SHM=1) it forks two ranks of one communicator and measures a ping-pong
-// of 8-byte messages (α: half a round trip) and a stream of SIZE_MIB MiB messages (GB/s), and in this process
-// the throughput of a float sum and of a copy. Classes it cannot measure here (rdma, nvlink, pcie, host
-// staging) keep their defaults. Without --out it prints the file.
+// For shm and for tcp (MYRIAD_DISABLE_SHM=1) it forks two ranks of one communicator and measures a stream of
+// 8-byte messages (o: the time per message, what each costs the sender's and the receiver's CPU), a
+// ping-pong of them (half a round trip is α + 2o, so α is what is left) and a stream of SIZE_MIB MiB
+// messages (GB/s), and in this process the throughput of a float sum and of a copy. Classes it cannot measure here
+// (rdma, nvlink, pcie, host staging) keep their defaults. Without --out it prints the file.
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +31,7 @@ double secondsSince(Clock::time_point t) {
 constexpr int kPingIters = 400;
 constexpr int kStreamIters = 8;
 
-// One rank's part; rank 0 writes "alpha_us gbps" to `out`. Returns the exit code.
+// One rank's part; rank 0 writes "alpha_us overhead_us gbps" to `out`. Returns the exit code.
 int rankBody(int rank, const myrUniqueId& id, size_t streamBytes, int out) {
   myrComm_t comm = nullptr;
   if (myrCommInitRank(&comm, 2, id, rank) != myrSuccess) return 3;
@@ -51,24 +53,29 @@ int rankBody(int rank, const myrUniqueId& id, size_t streamBytes, int out) {
   if (!ping(20)) return 4;
   auto t0 = Clock::now();
   if (!ping(kPingIters)) return 4;
-  double alphaUs = secondsSince(t0) * 1e6 / (2.0 * kPingIters);
-  auto stream = [&](int iters) {
+  double halfRoundTripUs = secondsSince(t0) * 1e6 / (2.0 * kPingIters);
+  auto stream = [&](std::vector<char>& buf, int iters) {
     for (int i = 0; i < iters; ++i) {
-      myrResult_t r = rank == 0 ? myrSend(big.data(), big.size(), myrUint8, peer, comm, nullptr)
-                                : myrRecv(big.data(), big.size(), myrUint8, peer, comm, nullptr);
+      myrResult_t r = rank == 0 ? myrSend(buf.data(), buf.size(), myrUint8, peer, comm, nullptr)
+                                : myrRecv(buf.data(), buf.size(), myrUint8, peer, comm, nullptr);
       if (r != myrSuccess) return false;
     }
     return ping(1);  // the last byte is in
   };
-  if (!stream(1)) return 5;
+  if (!stream(small, 20)) return 5;
   t0 = Clock::now();
-  if (!stream(kStreamIters)) return 5;
-  double s = secondsSince(t0) - 2 * alphaUs * 1e-6;
+  if (!stream(small, kPingIters)) return 5;
+  double overheadUs = std::max(0.0, (secondsSince(t0) * 1e6 - 2 * halfRoundTripUs) / kPingIters);
+  double alphaUs = std::max(0.0, halfRoundTripUs - 2 * overheadUs);
+  if (!stream(big, 1)) return 5;
+  t0 = Clock::now();
+  if (!stream(big, kStreamIters)) return 5;
+  double s = secondsSince(t0) - 2 * halfRoundTripUs * 1e-6;
   double gbps = static_cast<double>(streamBytes) * kStreamIters / s / 1e9;
   myrCommDestroy(comm);
   if (rank == 0) {
     char line[64];
-    int n = std::snprintf(line, sizeof line, "%.3f %.4f\n", alphaUs, gbps);
+    int n = std::snprintf(line, sizeof line, "%.3f %.3f %.4f\n", alphaUs, overheadUs, gbps);
     if (write(out, line, static_cast<size_t>(n)) != n) return 6;
   }
   return 0;
@@ -105,7 +112,7 @@ bool measureLink(const char* envName, const char* envValue, size_t streamBytes, 
     }
   }
   if (!ok) return false;
-  if (got <= 0 || std::sscanf(buf, "%lf %lf", &cost->alphaUs, &cost->gbps) != 2)
+  if (got <= 0 || std::sscanf(buf, "%lf %lf %lf", &cost->alphaUs, &cost->overheadUs, &cost->gbps) != 3)
     return *error = "rank 0 reported nothing", false;
   return true;
 }
@@ -164,8 +171,11 @@ int main(int argc, char** argv) {
   std::ofstream f(outPath);
   f << text;
   if (!f) return std::fprintf(stderr, "myriad-tune: cannot write %s\n", outPath.c_str()), 1;
-  std::printf("myriad-tune: wrote %s (shm %.1f us %.2f GB/s, tcp %.1f us %.2f GB/s)\n", outPath.c_str(),
-              k.link(myriad::LinkClass::kShm).alphaUs, k.link(myriad::LinkClass::kShm).gbps,
-              k.link(myriad::LinkClass::kTcp).alphaUs, k.link(myriad::LinkClass::kTcp).gbps);
+  for (myriad::LinkClass c : {myriad::LinkClass::kShm, myriad::LinkClass::kTcp}) {
+    const myriad::LinkCost& l = k.link(c);
+    std::printf("myriad-tune: %s: latency %.1f us, overhead %.1f us per message, %.2f GB/s\n", myriad::linkClassName(c),
+                l.alphaUs, l.overheadUs, l.gbps);
+  }
+  std::printf("myriad-tune: wrote %s\n", outPath.c_str());
   return 0;
 }

@@ -74,8 +74,9 @@ constexpr EnvVarSpec kEnv[] = {
      "Forces algorithms by registry name, a comma list with at most one per collective (allreduce.tree,alltoall.hier); "
      "a name that is unknown or cannot run a call makes that call fail with myrInvalidUsage."},
     {"MYRIAD_TUNER_FILE", "string", "",
-     "Calibration of the tuner's cost model: a text file of `key value` lines (shm.alpha_us 4, tcp.gbps 1.5, "
-     "reduce.gbps 3, ...) that overrides the default per-link constants (docs/design/tuning.md); "
+     "Calibration of the tuner's cost model: a text file of `key value` lines (shm.alpha_us 4, "
+     "shm.overhead_us 2, tcp.gbps 1.5, reduce.gbps 3, ...) that overrides the default per-link constants "
+     "(docs/design/tuning.md); "
      "`myriad-info --tune-defaults` prints the defaults in that form. A malformed file makes calls fail with "
      "myrInvalidArgument naming the file and line."},
     {"MYRIAD_TUNER_PLUGIN", "string", "",

@@ -4,12 +4,13 @@
 // (the k-th send from the peer to this rank meets this rank's k-th receive from the peer: the Schedule's
 // ordering contract) has been posted. Ready steps are taken in order of their ready time, so the resources
 // below are handed out first come, first served, as the executors would:
-//   send         waits for the rank's egress; holds it for α + bytes·β, and the data has arrived when it is
-//                done. α is taken as the sender's occupancy, not as latency that later messages overlap: on the
-//                CPU-driven transports it was fitted on (shm copies, tcp syscalls, ranks sharing cores) a
-//                message's fixed cost is CPU time, which is why node-aggregated all-to-all wins small blocks.
-//   recv         done when the data has arrived and the rank's ingress has taken it in (bytes·β after the
-//                previous receive, so that n messages into one rank cost n times the bytes, not one).
+//   send         waits for the rank's egress and holds it for o + bytes·β of the link class (LogGP's overhead
+//                and gap: the CPU time a message costs its sender and its bytes on the wire); the data
+//                arrives α (the latency) later, which overlaps whatever the sender does next. On CPU-driven
+//                transports sharing cores, o is what makes many small messages dear (why node-aggregated
+//                all-to-all wins small blocks) and α what makes long chains of dependent steps dear.
+//   recv         done when the data has arrived and the rank's ingress has taken it in: bytes·β after its
+//                previous receive (so n messages into one rank cost n times the bytes, not one), then o.
 //   recv-reduce  a receive, then a reduction of the elements on the rank's CPU.
 //   reduce/scale on the rank's CPU at reduceGbps; copy at copyGbps.
 //   join         nothing.
@@ -121,9 +122,9 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
         LinkClass c = linkBetween(view, r, st.peer);
         const LinkCost& l = k.link(c);
         double start = std::max(t, egress[ri]);
-        egress[ri] = start + l.usFor(st.n);
+        egress[ri] = start + l.overheadUs + l.wireUs(st.n);
         done = egress[ri];
-        if (receiver[g] >= 0) nodes[static_cast<size_t>(receiver[g])].arrival = done;
+        if (receiver[g] >= 0) nodes[static_cast<size_t>(receiver[g])].arrival = done + l.alphaUs;
         out.bytes[static_cast<size_t>(c)] += st.n;
         out.messages[static_cast<size_t>(c)] += 1;
         break;
@@ -131,7 +132,7 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
       case Schedule::Kind::kRecv:
       case Schedule::Kind::kRecvReduce: {
         const LinkCost& l = k.link(linkBetween(view, st.peer, r));
-        done = std::max(t, ingress[ri] + l.wireUs(st.n));
+        done = std::max(t, ingress[ri] + l.wireUs(st.n)) + l.overheadUs;
         ingress[ri] = done;
         if (st.kind == Schedule::Kind::kRecvReduce) {
           t = done;

@@ -1,4 +1,5 @@
-// The cost model's constants: per link class a latency α and a bandwidth (β = 1/bandwidth), and the
+// The cost model's constants: per link class a latency α, a per-message CPU overhead o at each end and a
+// bandwidth (β = 1/bandwidth), LogGP's L, o and G; and the
 // throughput of the reductions and copies a rank does itself. Defaults are for the development machine
 // (shm and tcp over loopback between emulated hosts); MYRIAD_TUNER_FILE overrides any of them.
 #pragma once
@@ -16,9 +17,9 @@ constexpr int kLinkClasses = 6;
 const char* linkClassName(LinkClass c);  // "shm", "tcp", "rdma", "nvlink", "pcie", "host_staging"
 
 struct LinkCost {
-  double alphaUs = 0;  // per message, from the send being posted to its first byte at the receiver
-  double gbps = 1;     // streaming bandwidth in GB/s (10^9 bytes per second) of one rank's link
-  double usFor(size_t bytes) const { return alphaUs + wireUs(bytes); }
+  double alphaUs = 0;     // latency: from a message's last byte leaving the sender to its arrival; overlaps
+  double gbps = 1;        // streaming bandwidth in GB/s (10^9 bytes per second) of one rank's link
+  double overheadUs = 0;  // CPU time a message holds its sender's egress, and again its receiver's ingress
   double wireUs(size_t bytes) const { return static_cast<double>(bytes) / (gbps * 1e3); }
 };
 

@@ -29,6 +29,7 @@ double* slot(TunerConstants& k, const std::string& key) {
     LinkCost& l = k.links[static_cast<size_t>(c)];
     if (key == name + ".alpha_us") return &l.alphaUs;
     if (key == name + ".gbps") return &l.gbps;
+    if (key == name + ".overhead_us") return &l.overheadUs;
   }
   return nullptr;
 }
@@ -37,7 +38,7 @@ std::string knownKeys() {
   std::string out;
   for (int c = 0; c < kLinkClasses; ++c) {
     std::string name = linkClassName(static_cast<LinkClass>(c));
-    out += name + ".alpha_us, " + name + ".gbps, ";
+    out += name + ".alpha_us, " + name + ".overhead_us, " + name + ".gbps, ";
   }
   return out + "reduce.gbps, copy.gbps, call_us";
 }
@@ -65,7 +66,7 @@ Result<TunerConstants> parseTunerFile(const std::string& text, const std::string
     errno = 0;
     char* end = nullptr;
     double v = std::strtod(value.c_str(), &end);
-    bool zeroOk = key == "call_us";
+    bool zeroOk = key == "call_us" || key.ends_with(".overhead_us") || key.ends_with(".alpha_us");
     if (errno || end != value.c_str() + value.size() || !std::isfinite(v) || v < 0 || (v == 0 && !zeroOk))
       return invalidArgument(where() + "'" + key + "' needs a " + (zeroOk ? "non-negative" : "positive") +
                              " number, not '" + value + "'");
@@ -83,11 +84,14 @@ Result<TunerConstants> loadTunerFile(const std::string& path) {
 }
 
 std::string writeTunerFile(const TunerConstants& k) {
-  std::string out = "# Myriad tuner constants (MYRIAD_TUNER_FILE): per link class latency (us) and bandwidth (GB/s)\n";
+  std::string out =
+      "# Myriad tuner constants (MYRIAD_TUNER_FILE): per link class latency (us), per-message overhead at each end "
+      "(us) and bandwidth (GB/s)\n";
   for (int c = 0; c < kLinkClasses; ++c) {
     std::string name = linkClassName(static_cast<LinkClass>(c));
     const LinkCost& l = k.links[static_cast<size_t>(c)];
-    out += name + ".alpha_us " + fmt(l.alphaUs) + "\n" + name + ".gbps " + fmt(l.gbps) + "\n";
+    out += name + ".alpha_us " + fmt(l.alphaUs) + "\n" + name + ".overhead_us " + fmt(l.overheadUs) + "\n" + name +
+           ".gbps " + fmt(l.gbps) + "\n";
   }
   out += "reduce.gbps " + fmt(k.reduceGbps) + "\ncopy.gbps " + fmt(k.copyGbps) + "\ncall_us " + fmt(k.callUs) + "\n";
   return out;
