@@ -152,7 +152,11 @@ case $scenario in
     hosts="0.0 1.0 0.1 1.1"
     (sleep 2 && "$FABRIC" link "$fab" 1 1 down && echo "net: spine 1's link to leaf 1 cut") &
     cutter=$!
-    run_ranks "$fab" "$out/run" "$hosts" 180 "$bin/myriad_all_reduce_perf" -b 16M -e 16M -n 6 -w 1 -c 1 --paths
+    # Pinned to the algorithm this scenario was written against (the tuner's choice until the cost model's
+    # refit): with allreduce.ring the ranks stall at the cut until MYRIAD_TIMEOUT_MS (each rank's one
+    # connection to its successor does not recover a path cut mid-transfer); a known open bug, issue 20.
+    run_ranks "$fab" "$out/run" "$hosts" 180 "$bin/myriad_all_reduce_perf" -b 16M -e 16M -n 6 -w 1 -c 1 --paths \
+      -A allreduce.halving_doubling
     wait $cutter
     perf_ok "$out/run/rank0.log" || { echo "net: wrong values after the cut"; cat "$out/run/rank0.log"; exit 1; }
     grep -h "quarantined" "$out/run/rank0.log" | head -3 || true
