@@ -3,8 +3,8 @@
 // For shm and for tcp (MYRIAD_DISABLE_SHM=1) it forks two ranks of one communicator and measures a stream of
 // 8-byte messages (o: the time per message, what each costs the sender's and the receiver's CPU), a
 // ping-pong of them (half a round trip is α + 2o, so α is what is left) and a stream of SIZE_MIB MiB
-// messages (GB/s), and in this process the throughput of a float sum and of a copy. Classes it cannot measure here
-// (rdma, nvlink, pcie, host staging) keep their defaults. Without --out it prints the file.
+// messages (GB/s), and in this process the throughput of a float sum and of a copy. Classes it cannot measure
+// here (rdma, nvlink, pcie, host staging) keep their defaults. Without --out it prints the file.
 #include <sys/wait.h>
 #include <unistd.h>
 

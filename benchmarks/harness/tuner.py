@@ -1,5 +1,6 @@
 """The tuner's view of a sweep: what `myriad-info --tune` predicts and chooses for the shapes a sweep
 measured, and the medians of those measurements. Shared by sweep-algorithms and fit-tuner."""
+import json
 import os
 import re
 import statistics
@@ -51,7 +52,6 @@ def tuner_tables(build, coll, np_, hosts, counts, env=None):
 def load_sweeps(paths):
     """The records of sweep-algorithms --json files, pooled: a point measured in several files has the
     rounds of all of them (each file's rounds numbered after the previous file's)."""
-    import json
     out, base = [], 0
     for path in paths:
         with open(path) as f:
@@ -74,8 +74,8 @@ def medians(records):
 
 
 def judge(build, points, env=None):
-    """[(point, times, best, chosen, ratio)] for `points` (medians()): the tuner's choice at each and its
-    measured time over the best measured time."""
+    """[(point, times, best, chosen, ratio, predicted)] for `points` (medians()): the tuner's choice at each,
+    its measured time over the best measured time, and every candidate's predicted time."""
     out = []
     for np_, hosts, coll in sorted({p[:3] for p in points}):
         keys = [p for p in sorted(points) if p[:3] == (np_, hosts, coll)]
@@ -83,6 +83,6 @@ def judge(build, points, env=None):
         for p in keys:
             times = {al: t for al, t in points[p].items() if al in ALGORITHMS[coll]}
             best = min(times, key=times.get)
-            chosen, _ = tables[p[4]]
-            out.append((p, times, best, chosen, times[chosen] / times[best]))
+            chosen, predicted = tables[p[4]]
+            out.append((p, times, best, chosen, times[chosen] / times[best], predicted))
     return out
