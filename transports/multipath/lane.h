@@ -53,7 +53,10 @@ class Lane {
   virtual void postData(const FrameHeader& h, const void* payload) = 0;
   // Frames without payload: ack, bye.
   virtual void postControl(const FrameHeader& h) = 0;
-  // Drops a data frame that has not begun to leave; true if it was dropped.
+  // Lets go of a data frame's payload (another copy of the chunk was acknowledged): a frame that has not begun
+  // to leave is dropped (true); one partly written is finished from the lane's own copy of its payload, so
+  // that either way the lane reads the caller's buffer no more (holds(op) no longer counts it). A lane whose
+  // path died mid-frame would otherwise keep the send from ever completing.
   virtual bool cancel(uint64_t op, uint32_t index) = 0;
   // A data frame of `op` is still queued or partly written.
   virtual bool holds(uint64_t op) const = 0;

@@ -172,7 +172,7 @@ Status MultipathConnection::poll() {
 }
 
 bool MultipathConnection::hasBackgroundWork() const {
-  if (!sched_.idle() || !in_.empty() || !smallQueue_.empty() || smallUnacked_ > 0) return true;
+  if (!sched_.idle() || !in_.empty() || !smallQueue_.empty() || smallUnackedFrames_ > 0) return true;
   return incomingLost_ != Clock::time_point{} && secondsBetween(incomingLost_, Clock::now()) < kAwaitReplacementSec;
 }
 
@@ -192,7 +192,7 @@ bool MultipathConnection::drainStep() {
   // The peer's small messages are acknowledged at once: it may still hold them for us, and will not hear
   // from this end again.
   sendSmallAcks(true);
-  bool pending = !sched_.idle() || !smallQueue_.empty() || smallUnacked_ > 0;
+  bool pending = !sched_.idle() || !smallQueue_.empty() || smallUnackedFrames_ > 0;
   for (const auto& l : out_)
     if (l && !l->flushed()) pending = true;
   for (const auto& l : in_)

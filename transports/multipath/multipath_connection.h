@@ -187,6 +187,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   uint64_t earlySmallBytes_ = 0;     // of small messages held early (their batch acks wait above a cap)
   std::deque<uint64_t> smallQueue_;  // staged small messages not on a lane yet, oldest first
   uint64_t smallUnacked_ = 0;        // bytes of small messages on lanes, not acknowledged yet
+  uint64_t smallUnackedFrames_ = 0;  // and how many (zero-byte messages count here, not in the bytes)
   BytePool pool_;                    // staged and early buffers, reused
   uint64_t nextSendOp_ = 0, nextRecvOp_ = 0;
   int pendingRequests_ = 0, pendingSends_ = 0;

@@ -62,7 +62,7 @@ Status MultipathConnection::openLanes() {
   // Lanes are opened, and replaced, only while this end has something to send: they carry our data alone
   // (our acks ride the peer's lanes). A peer that is done with us closes its end when it destroys the
   // communicator, and must not be taken for a failure; nor may one that only ever sent to us.
-  if (pendingSends_ == 0 && sched_.idle() && smallQueue_.empty() && smallUnacked_ == 0) return Status::ok();
+  if (pendingSends_ == 0 && sched_.idle() && smallQueue_.empty() && smallUnackedFrames_ == 0) return Status::ok();
   std::vector<bool> held(static_cast<size_t>(o_.paths), false);
   int spares = 0;
   for (int i = 0; i < paths().size(); ++i) {

@@ -18,6 +18,7 @@ void MultipathConnection::smallAcked(int slot, uint64_t count) {
       keeper_.counted(slot, s->total);
       ++chunksAcked_;
     }
+    --smallUnackedFrames_;
     st.small.pop_front();
   }
   st.lastAck = now_;
@@ -28,6 +29,7 @@ void MultipathConnection::requeueSmall(int slot) {
   SlotStats& st = stats_[static_cast<size_t>(slot)];
   for (auto it = st.small.rbegin(); it != st.small.rend(); ++it) {
     if (SendOp* s = sendOp(it->op)) smallUnacked_ -= s->total;
+    --smallUnackedFrames_;
     smallQueue_.push_front(it->op);
   }
   st.smallPosted -= st.small.size();
@@ -79,6 +81,7 @@ void MultipathConnection::feedSmall() {
     l->postData(h, s->data);
     s->posted = true;
     smallUnacked_ += s->total;
+    ++smallUnackedFrames_;
     st.small.push_back(SmallSent{s->op, now_});
     st.smallBytes += s->total;
     ++st.smallPosted;

@@ -38,27 +38,35 @@ Status TcpLane::ioError(const char* what, int err) const {
 }
 
 void TcpLane::postData(const mp::FrameHeader& h, const void* payload) {
-  out_.push_back(Out{h, static_cast<const uint8_t*>(payload), 0});
+  out_.push_back(Out{h, static_cast<const uint8_t*>(payload), 0, {}, false});
   ++dataQueued_;
 }
 
 void TcpLane::postControl(const mp::FrameHeader& h) {
-  out_.push_back(Out{h, nullptr, 0});
+  out_.push_back(Out{h, nullptr, 0, {}, false});
 }
 
 bool TcpLane::cancel(uint64_t op, uint32_t index) {
   for (auto it = out_.begin(); it != out_.end(); ++it) {
-    if (it->done > 0 || it->h.kind != mp::FrameHeader::kData || it->h.op != op || it->h.index != index) continue;
-    out_.erase(it);
-    --dataQueued_;
-    return true;
+    if (it->h.kind != mp::FrameHeader::kData || it->h.op != op || it->h.index != index) continue;
+    if (it->done == 0) {
+      out_.erase(it);
+      --dataQueued_;
+      return true;
+    }
+    if (!it->released) {  // begun: the stream needs the rest, from our own copy
+      it->owned.assign(it->payload, it->payload + it->h.length);
+      it->payload = it->owned.data();
+      it->released = true;
+    }
+    return false;
   }
   return false;
 }
 
 bool TcpLane::holds(uint64_t op) const {
   for (const Out& o : out_)
-    if (mp::carriesData(o.h.kind) && o.h.op == op) return true;
+    if (mp::carriesData(o.h.kind) && o.h.op == op && !o.released) return true;
   return false;
 }
 
@@ -212,7 +220,10 @@ mp::Delivery TcpLane::delivery() const {
   tcp_info ti{};
   socklen_t len = sizeof(ti);
   if (getsockopt(fd_.get(), IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) return mp::Delivery::kUnknown;
-  const uint32_t quietMs = std::max<uint32_t>(500, 2 * ti.tcpi_rto / 1000);
+  // Two retransmission timeouts of the path as measured (srtt + 4 rttvar, at least the kernel's 200 ms), not
+  // tcpi_rto: that one doubles at each timeout of a dead path, so that the silence would never catch up with it.
+  const uint32_t rtoMs = std::max<uint32_t>(200, (ti.tcpi_rtt + 4 * ti.tcpi_rttvar) / 1000);
+  const uint32_t quietMs = std::max<uint32_t>(500, 2 * rtoMs);
   return ti.tcpi_unacked > 0 && ti.tcpi_last_ack_recv > quietMs ? mp::Delivery::kStuck : mp::Delivery::kDelivering;
 }
 

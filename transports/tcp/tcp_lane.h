@@ -33,7 +33,8 @@ class TcpLane final : public mp::Lane {
   bool flushed() const override { return out_.empty() && !hello_; }
   Status poll(mp::LaneEvents& events, bool readable = true) override;
   void flush() override;
-  // kStuck: bytes are unacknowledged and the kernel has heard no ack for max(0.5 s, 2 RTOs).
+  // kStuck: bytes are unacknowledged and the kernel has heard no ack for max(0.5 s, 2 RTOs), the RTO from the
+  // measured round trip (not tcpi_rto, which doubles with each timeout of a dead path).
   mp::Delivery delivery() const override;
   void discardRest() override { place_.discard = true; }
   int fd() const override { return ready() && pending_.isOk() ? fd_.get() : -1; }
@@ -43,7 +44,9 @@ class TcpLane final : public mp::Lane {
   struct Out {
     mp::FrameHeader h;
     const uint8_t* payload;
-    size_t done;  // bytes of header + payload written
+    size_t done;                 // bytes of header + payload written
+    std::vector<uint8_t> owned;  // the payload, copied when the frame was cancelled mid-write (cancel)
+    bool released = false;       // cancelled mid-write: the caller's buffer is no longer read
   };
   Status finishConnect();
   Status write();
