@@ -1,7 +1,8 @@
 # ctest body of the bench tests: runs one perf binary (PERF, with the ;-list ARGS) writing --json JSON and
 # fails unless it exits 0, prints "Out of bounds values : 0 OK", writes ROWS rows, and every row's #wrong is
 # 0: out of place always checked; in place checked unless IN_PLACE_UNCHECKED (sendrecv, as in nccl-tests).
-#   cmake -DPERF=... -DARGS=... -DJSON=... -DROWS=5 [-DIN_PLACE_UNCHECKED=ON] -P check_perf.cmake
+# With ALGOS (a ;-list: a paired run, -A a,b,...), every row names one of them and each has ROWS / its count.
+#   cmake -DPERF=... -DARGS=... -DJSON=... -DROWS=5 [-DIN_PLACE_UNCHECKED=ON] [-DALGOS=a;b] -P check_perf.cmake
 file(REMOVE "${JSON}")
 execute_process(COMMAND "${PERF}" ${ARGS} --json "${JSON}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
@@ -33,3 +34,19 @@ foreach(row IN LISTS rows)
     endif()
   endforeach()
 endforeach()
+if(ALGOS)
+  list(LENGTH ALGOS algoCount)
+  math(EXPR each "${ROWS} / ${algoCount}")
+  foreach(algo IN LISTS ALGOS)
+    set(seen 0)
+    foreach(row IN LISTS rows)
+      string(JSON rowAlgo GET "${row}" algo)
+      if(rowAlgo STREQUAL algo)
+        math(EXPR seen "${seen} + 1")
+      endif()
+    endforeach()
+    if(NOT seen EQUAL each)
+      message(FATAL_ERROR "${JSON}: ${seen} rows of ${algo}, want ${each}")
+    endif()
+  endforeach()
+endif()

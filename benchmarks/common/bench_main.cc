@@ -1,13 +1,15 @@
 // benchMain. Order matters: MYRIAD_ALGO is exported before myrGetUniqueId and before any fork, so every
-// rank (and the rendezvous host) sees it; stdio is flushed by runForkedRanks before children exist; the parent
+// rank (and the rendezvous host) sees it (paired, -A a,b: each rank sets it before each of its inits); stdio is flushed by runForkedRanks before children exist; the parent
 // of forked ranks never initialises CUDA itself (the memory kind is decided from a child's answer).
 #include "benchmarks/common/bench_main.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "benchmarks/common/bench_runner.h"
 #include "benchmarks/common/device_memory.h"
@@ -71,6 +73,28 @@ bool resolveMemory(Options* o, RunDescription* run, bool forks, int* exitCode) {
 
 // An MPI launcher (Open MPI's mpirun, or a PMI one) in a build with MPI passes the id by MPI_Bcast, unless the
 // user chose the rendezvous with MYRIAD_COMM_ID (the way out when the launcher is not the build's MPI's).
+// -A's comma list, item by item.
+std::vector<std::string> splitAlgos(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+// Two or more algorithms of one collective ("allreduce.ring,allreduce.tree"): a paired run. MYRIAD_ALGO itself
+// takes at most one algorithm per collective, so such a list can mean nothing else; one of several
+// collectives ("allreduce.tree,alltoall.hier") is exported as MYRIAD_ALGO, as before.
+bool isPairedList(const std::vector<std::string>& items) {
+  if (items.size() < 2) return false;
+  const std::string family = items[0].substr(0, items[0].find('.'));
+  return std::all_of(items.begin(), items.end(),
+                     [&](const std::string& a) { return a.substr(0, a.find('.')) == family; });
+}
+
 bool useMpiBootstrap(const LaunchInfo& launch) {
   const char* commId = std::getenv("MYRIAD_COMM_ID");
   if (commId != nullptr && *commId != '\0') return false;
@@ -102,9 +126,16 @@ int benchMain(int argc, char** argv, const Collective& coll) {
   if (!prepareRun(argc, argv, nullptr, &options, &run, &exitCode)) return exitCode;
   run.collective = coll.name;
   const char* program = run.program.c_str();
-  if (!options.algo.empty()) setenv("MYRIAD_ALGO", options.algo.c_str(), 1);
+  const std::vector<std::string> items = splitAlgos(options.algo);
+  if (!options.algo.empty() && std::any_of(items.begin(), items.end(), [](const std::string& a) { return a.empty(); })) {
+    std::fprintf(stderr, "%s: -A %s: a list needs two or more algorithms, none empty\n", program,
+                 options.algo.c_str());
+    return 2;
+  }
+  const std::vector<std::string> paired = isPairedList(items) ? items : std::vector<std::string>{};
+  if (!options.algo.empty() && paired.empty()) setenv("MYRIAD_ALGO", options.algo.c_str(), 1);
   const char* algo = std::getenv("MYRIAD_ALGO");
-  run.algo = algo != nullptr ? algo : "";
+  run.algo = !paired.empty() ? options.algo : algo != nullptr ? algo : "";
   int version = 0;
   if (myrGetVersion(&version) != myrSuccess) version = 0;
   run.title = "Myriad " + std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
@@ -117,6 +148,11 @@ int benchMain(int argc, char** argv, const Collective& coll) {
     return 2;
   }
   if (launch.size > 1) {
+    if (!paired.empty()) {  // one id per communicator would need one broadcast each: not wired up
+      std::fprintf(stderr, "%s: -A %s: a list of algorithms (paired timing) needs forked ranks (-np), not %s\n",
+                   program, options.algo.c_str(), launch.kind.c_str());
+      return 2;
+    }
     if (options.nranks > 0) {
       std::fprintf(stderr,
                    "%s: -np %d given, but the process was started by %s as rank %d of %d; "
@@ -143,19 +179,21 @@ int benchMain(int argc, char** argv, const Collective& coll) {
   if (!resolveMemory(&options, &run, nranks > 1, &exitCode)) return exitCode;
   run.launcher = nranks > 1 ? "fork" : "none";
   run.nranks = nranks;
-  myrUniqueId id;
-  const myrResult_t res = myrGetUniqueId(&id);
-  if (res != myrSuccess) {
-    std::fprintf(stderr, "%s: myrGetUniqueId failed: %s\n", program, myrGetErrorString(res));
-    return 1;
+  std::vector<myrUniqueId> ids(std::max<size_t>(1, paired.size()));
+  for (myrUniqueId& id : ids) {
+    const myrResult_t res = myrGetUniqueId(&id);
+    if (res != myrSuccess) {
+      std::fprintf(stderr, "%s: myrGetUniqueId failed: %s\n", program, myrGetErrorString(res));
+      return 1;
+    }
   }
-  if (nranks == 1) return runRank(coll, options, run, 0, 0, 1, id);
+  if (nranks == 1) return runRank(coll, options, run, 0, 0, 1, ids, paired);
   auto body = [&](int rank, int n) {
     if (options.hosts > 1) {  // in the child, before init: ranks [h*n/H, (h+1)*n/H) form host h
       std::string host = run.program + "-host" + std::to_string(static_cast<long>(rank) * options.hosts / n);
       setenv("MYRIAD_HOST_ID", host.c_str(), 1);
     }
-    return runRank(coll, options, run, rank, rank, n, id);  // every forked rank is on this host
+    return runRank(coll, options, run, rank, rank, n, ids, paired);  // every forked rank is on this host
   };
   return runForkedRanks(nranks, body, program);
 }

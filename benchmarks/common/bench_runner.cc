@@ -25,6 +25,13 @@ namespace {
 
 constexpr unsigned char kPoison = 0xA5;
 
+// The median of a non-empty list (the mean of the middle two for an even count).
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 // Elements of the receive buffer that any rank's in-place call touches (the offsets grow with the rank).
 size_t recvExtent(const CollCounts& c, int nranks) {
   const size_t last = static_cast<size_t>(nranks - 1);
@@ -113,8 +120,10 @@ class MyriadRank : public RankOps {
 
 // Deregisters the sweep's buffers (-R 1) before they are freed.
 struct Registered {
-  RankOps& ctx;
-  ~Registered() { ctx.deregisterBuffers(); }
+  const std::vector<RankOps*>& comms;
+  ~Registered() {
+    for (RankOps* c : comms) c->deregisterBuffers();
+  }
 };
 
 // A buffer the calls use and the host image that inputs are written to and results read from: the same
@@ -136,7 +145,7 @@ double floorBytes(const Collective& coll, const CollCounts& c, size_t typeSize, 
 struct Sweep {
   const Collective& coll;
   const Options& o;
-  RankOps& ctx;
+  RankOps* ctx;  // the communicator timed now (paired: one per algorithm, in turn)
   RankMemory& memory;
   Area send;
   Area recv;
@@ -153,14 +162,33 @@ struct Sweep {
            memory.upload(recv.data, recv.image, recv.bytes, error);
   }
 
-  // Times and checks one half (out of place or in place) of one row.
-  bool runHalf(const CollArgs& a, bool inPlace, size_t bytes, uint64_t salt, ResultHalf* h, std::string* error) {
+  // Times `iters` calls of one half (out of place or in place) after `warmup`: seconds per call as -a
+  // combines them over the ranks (the same on every rank).
+  bool timeHalf(const CollArgs& a, bool inPlace, int warmup, int iters, double* combined, std::string* error) {
     const size_t ts = test::dataTypeSize(a.type);
     const size_t recvOffset = inPlace ? a.counts.recvInPlaceOffset * ts * a.rank : 0;
     unsigned char* sendData = inPlace ? inPlaceSend(a, recv.data) : send.data;
-    double seconds = 0;
+    RankOps& ctx = *this->ctx;
     auto call = [&](std::string* e) { return ctx.call(a, sendData, recv.data + recvOffset, e); };
-    if (!timeCalls(ctx, o.warmupIters, o.iters, call, &seconds, error)) return false;
+    double seconds = 0;
+    return timeCalls(ctx, warmup, iters, call, &seconds, error) &&
+           combineAcrossRanks(ctx, seconds, o.average, combined, error);
+  }
+
+  // Times (unless `timed`: seconds per call already measured) and checks one half of one row.
+  bool runHalf(const CollArgs& a, bool inPlace, size_t bytes, uint64_t salt, ResultHalf* h, std::string* error,
+               const double* timed = nullptr) {
+    const size_t ts = test::dataTypeSize(a.type);
+    const size_t recvOffset = inPlace ? a.counts.recvInPlaceOffset * ts * a.rank : 0;
+    unsigned char* sendData = inPlace ? inPlaceSend(a, recv.data) : send.data;
+    RankOps& ctx = *this->ctx;
+    auto call = [&](std::string* e) { return ctx.call(a, sendData, recv.data + recvOffset, e); };
+    double combined = 0;
+    if (timed != nullptr) {
+      combined = *timed;
+    } else if (!timeHalf(a, inPlace, o.warmupIters, o.iters, &combined, error)) {
+      return false;
+    }
     double wrong = 0;
     const bool check = o.check && (!inPlace || coll.checkInPlace);
     if (check) {
@@ -178,8 +206,6 @@ struct Sweep {
       if (!memory.download(recv.image, recv.data, extent, error)) return false;
       wrong = static_cast<double>(coll.checkData(a, recv.image + recvOffset, salt));
     }
-    double combined = 0;
-    if (!combineAcrossRanks(ctx, seconds, o.average, &combined, error)) return false;
     if (!sumAcrossRanks(ctx, wrong, &h->wrong, error)) return false;
     h->timeUs = combined * 1e6;
     h->checked = check;
@@ -207,6 +233,12 @@ bool allocateArea(RankMemory& memory, size_t bytes, bool libraryAlloc, Area* are
 
 bool runSweep(const Collective& coll, const Options& o, const RunDescription& run, RankOps& ctx, double* wrongTotal,
               std::string* error, RankMemory* memory) {
+  return runSweep(coll, o, run, std::vector<RankOps*>{&ctx}, {}, wrongTotal, error, memory);
+}
+
+bool runSweep(const Collective& coll, const Options& o, const RunDescription& run, const std::vector<RankOps*>& comms,
+              const std::vector<std::string>& algos, double* wrongTotal, std::string* error, RankMemory* memory) {
+  RankOps& ctx = *comms.front();
   std::unique_ptr<RankMemory> hostMemory;
   if (memory == nullptr) {
     hostMemory = makeRankMemory(MemoryKind::kHost, /*blocking=*/true);
@@ -219,9 +251,10 @@ bool runSweep(const Collective& coll, const Options& o, const RunDescription& ru
   if (!allocateArea(*memory, sendBytes, o.registerBuffers, &send, &sendImage, error) ||
       !allocateArea(*memory, recvBytes, o.registerBuffers, &recv, &recvImage, error))
     return false;
-  Registered registered{ctx};
-  for (auto [p, n] : {std::pair{send.data, sendBytes}, std::pair{recv.data, recvBytes}})
-    if (o.registerBuffers && n > 0 && !ctx.registerBuffer(p, n, error)) return false;
+  Registered registered{comms};
+  for (RankOps* c : comms)
+    for (auto [p, n] : {std::pair{send.data, sendBytes}, std::pair{recv.data, recvBytes}})
+      if (o.registerBuffers && n > 0 && !c->registerBuffer(p, n, error)) return false;
   RankDescription me;
   me.rank = ctx.rank();
   me.pid = static_cast<int>(getpid());
@@ -243,7 +276,7 @@ bool runSweep(const Collective& coll, const Options& o, const RunDescription& ru
   if (printer) printRunHeader(stdout, o, run, ranks);
   if (printer) printTableHeader(stdout, o.floorGbps > 0);
 
-  Sweep sweep{coll, o, ctx, *memory, send, recv};
+  Sweep sweep{coll, o, &ctx, *memory, send, recv};
   const std::vector<size_t> sizes = sizeSweep(o);
   const std::vector<myrRedOp_t> ops = coll.hasOp ? o.ops : std::vector<myrRedOp_t>{myrSum};
   double busBwSum = 0;
@@ -267,14 +300,37 @@ bool runSweep(const Collective& coll, const Options& o, const RunDescription& ru
           row.root = coll.hasRoot ? a.root : -1;
           if (o.floorGbps > 0) row.floorUs = floorBytes(coll, a.counts, ts, ctx.nranks()) / (o.floorGbps * 1e3);
           const uint64_t salt = (t * 131 + k * 17 + r * 7919 + s) * 2 + 1;
-          ok = sweep.runHalf(a, false, row.bytes, salt, &row.outOfPlace, error) &&
-               sweep.runHalf(a, true, row.bytes, salt + 1, &row.inPlace, error);
+          // Out of place in --blocks blocks of calls, every communicator in turn in each block (the first one
+          // rotating), a communicator's time the median of its blocks; then each one's check and in-place half.
+          const size_t nc = comms.size();
+          const int blocks = std::min(o.blocks, o.iters);
+          std::vector<std::vector<double>> blockTimes(nc);
+          for (int b = 0; ok && b < blocks; ++b) {
+            const int iters = o.iters / blocks + (b < o.iters % blocks ? 1 : 0);
+            for (size_t j = 0; ok && j < nc; ++j) {
+              const size_t c = (s + static_cast<size_t>(b) + j) % nc;
+              sweep.ctx = comms[c];
+              double t = 0;
+              ok = sweep.timeHalf(a, false, b == 0 ? o.warmupIters : 0, iters, &t, error);
+              blockTimes[c].push_back(t);
+            }
+          }
+          std::vector<ResultRow> rows(nc, row);
+          for (size_t c = 0; ok && c < nc; ++c) {
+            sweep.ctx = comms[c];
+            if (c < algos.size() && nc > 1) rows[c].algo = algos[c];
+            const double timed = median(blockTimes[c]);
+            ok = sweep.runHalf(a, false, row.bytes, salt, &rows[c].outOfPlace, error, &timed) &&
+                 sweep.runHalf(a, true, row.bytes, salt + 1, &rows[c].inPlace, error);
+          }
           if (!ok) break;
-          *wrongTotal += row.outOfPlace.wrong + row.inPlace.wrong;
-          busBwSum += row.outOfPlace.busBw + row.inPlace.busBw;
-          busBwCount += 2;
-          if (printer) printRow(stdout, row);
-          if (json != nullptr) writeJsonRow(json, run, o, row);
+          for (const ResultRow& done : rows) {
+            *wrongTotal += done.outOfPlace.wrong + done.inPlace.wrong;
+            busBwSum += done.outOfPlace.busBw + done.inPlace.busBw;
+            busBwCount += 2;
+            if (printer) printRow(stdout, done);
+            if (json != nullptr) writeJsonRow(json, run, o, done);
+          }
         }
       }
     }
@@ -298,6 +354,11 @@ void printPaths(myrComm_t comm, int rank) {
 
 int runRank(const Collective& coll, const Options& o, const RunDescription& run, int rank, int localRank, int nranks,
             const myrUniqueId& id) {
+  return runRank(coll, o, run, rank, localRank, nranks, std::vector<myrUniqueId>{id}, {});
+}
+
+int runRank(const Collective& coll, const Options& o, const RunDescription& run, int rank, int localRank, int nranks,
+            const std::vector<myrUniqueId>& ids, const std::vector<std::string>& algos) {
   const char* program = run.program.c_str();
   // Before the communicator: the library takes the device current at its first call as the process's.
   std::unique_ptr<RankMemory> memory =
@@ -307,22 +368,41 @@ int runRank(const Collective& coll, const Options& o, const RunDescription& run,
     std::fprintf(stderr, "%s: rank %d: %s memory: %s\n", program, rank, o.memory.c_str(), error.c_str());
     return 1;
   }
-  MyriadRank ctx(coll, rank, nranks, *memory);
-  const myrResult_t init = myrCommInitRank(&ctx.comm_, nranks, id, rank);
-  if (init != myrSuccess) {
-    std::fprintf(stderr, "%s: rank %d: myrCommInitRank (%d ranks) failed: %s\n", program, rank, nranks,
-                 myrGetErrorString(init));
-    return 1;
+  std::vector<std::unique_ptr<MyriadRank>> ranks;
+  std::vector<RankOps*> comms;
+  auto leave = [&](bool abort) {
+    myrResult_t worst = myrSuccess;
+    for (auto& c : ranks) {
+      if (c->comm_ == nullptr) continue;
+      const myrResult_t res = abort ? myrCommAbort(c->comm_) : myrCommDestroy(c->comm_);
+      if (res != myrSuccess) worst = res;
+    }
+    return worst;
+  };
+  for (size_t i = 0; i < ids.size(); ++i) {
+    // Paired: each communicator reads its algorithm from MYRIAD_ALGO at init, as a lone one does.
+    if (i < algos.size()) setenv("MYRIAD_ALGO", algos[i].c_str(), 1);
+    ranks.push_back(std::make_unique<MyriadRank>(coll, rank, nranks, *memory));
+    const myrResult_t init = myrCommInitRank(&ranks.back()->comm_, nranks, ids[i], rank);
+    if (init != myrSuccess) {
+      std::fprintf(stderr, "%s: rank %d: myrCommInitRank (%d ranks%s%s) failed: %s\n", program, rank, nranks,
+                   i < algos.size() ? ", -A " : "", i < algos.size() ? algos[i].c_str() : "", myrGetErrorString(init));
+      ranks.back()->comm_ = nullptr;
+      (void)leave(true);
+      return 1;
+    }
+    comms.push_back(ranks.back().get());
   }
   double wrongTotal = 0;
-  const bool ok = runSweep(coll, o, run, ctx, &wrongTotal, &error, memory.get());
+  const bool ok = runSweep(coll, o, run, comms, algos, &wrongTotal, &error, memory.get());
   if (!ok) {
     std::fprintf(stderr, "%s: rank %d: %s\n", program, rank, error.c_str());
-    (void)myrCommAbort(ctx.comm_);  // peers may be gone: do not wait for them
+    (void)leave(true);  // peers may be gone: do not wait for them
     return 1;
   }
-  if (o.paths) printPaths(ctx.comm_, rank);
-  const myrResult_t res = myrCommDestroy(ctx.comm_);
+  if (o.paths)
+    for (auto& c : ranks) printPaths(c->comm_, rank);
+  const myrResult_t res = leave(false);
   if (res != myrSuccess) {
     std::fprintf(stderr, "%s: rank %d: myrCommDestroy failed: %s\n", program, rank, myrGetErrorString(res));
     return 1;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "benchmarks/common/collective.h"
 #include "benchmarks/common/device_memory.h"
@@ -20,11 +21,21 @@ namespace myriad::bench {
 // (printed, with the rank) or after wrong results.
 int runRank(const Collective& coll, const Options& options, const RunDescription& run, int rank, int localRank,
             int nranks, const myrUniqueId& id);
+// Paired (-A a,b,...): one communicator per id, the i-th initialised with MYRIAD_ALGO=algos[i], all timed in turn
+// at each size by one sweep (its rows name their algorithm).
+int runRank(const Collective& coll, const Options& options, const RunDescription& run, int rank, int localRank,
+            int nranks, const std::vector<myrUniqueId>& ids, const std::vector<std::string>& algos);
 
 // The sweep of one rank of any library, between its init and its teardown; rank 0 prints. Buffers come from
 // `memory` (NULL: host memory, as the peers use). Returns false with *error on a failed call; *wrongTotal
 // counts wrong elements over all ranks and rows.
 bool runSweep(const Collective& coll, const Options& options, const RunDescription& run, RankOps& ops,
               double* wrongTotal, std::string* error, RankMemory* memory = nullptr);
+// The same over several communicators of the same ranks (`algos[i]` names comms[i]'s rows when there are two
+// or more): at each size every one in turn, the first rotating, so that what the machine does at that moment
+// hits them alike. Cross-rank numbers go over comms[0].
+bool runSweep(const Collective& coll, const Options& options, const RunDescription& run,
+              const std::vector<RankOps*>& comms, const std::vector<std::string>& algos, double* wrongTotal,
+              std::string* error, RankMemory* memory = nullptr);
 
 }  // namespace myriad::bench

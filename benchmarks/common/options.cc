@@ -107,6 +107,11 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode, const 
   app.add_option("-i,--stepbytes", stepBytes, "size increment when -f is 1")->capture_default_str();
   app.add_option("-f,--stepfactor", o.stepFactor, "size multiplier")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--blocks", o.blocks,
+                 "time the out-of-place calls in this many blocks of -n/blocks and report the median block (robust "
+                 "to a preemption; with -A a,b every algorithm runs in each block, in turn)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("-w,--warmup_iters", o.warmupIters, "warmup iterations")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -148,7 +153,10 @@ bool parseOptions(int argc, char** argv, Options* options, int* exitCode, const 
                  "with -np N: emulate H hosts on this machine, ranks blocked by host (each gets its own "
                  "MYRIAD_HOST_ID: shm inside a host, tcp between hosts)")
       ->check(CLI::PositiveNumber);
-  app.add_option("-A,--algo", o.algo, "algorithm, exported as MYRIAD_ALGO before init (e.g. allreduce.ring)");
+  app.add_option("-A,--algo", o.algo,
+                 "algorithm, exported as MYRIAD_ALGO before init (e.g. allreduce.ring); several of one collective "
+                 "(allreduce.ring,allreduce.tree, with -np): one communicator per algorithm in the same ranks, "
+                 "timed in turn at each size (paired)");
   app.add_option("-m,--memory", o.memory,
                  "buffer memory: host, or cuda (a cudaStream_t per rank; -z does not apply); default: cuda when "
                  "built with CUDA and a GPU is present, else host")

@@ -34,7 +34,8 @@ struct Options {
   Average average = Average::kMean;              // -a
   int nranks = 0;                                // -np; 0: not given
   int hosts = 1;                                 // --hosts: forked ranks emulate this many hosts
-  std::string algo;                              // -A: exported as MYRIAD_ALGO before init
+  int blocks = 1;  // --blocks: out-of-place calls timed in this many blocks, the median block's time reported
+  std::string algo;                              // -A: exported as MYRIAD_ALGO before init; "a,b": paired
   std::string memory;                            // -m host|cuda; "": cuda when built with CUDA and a GPU is
                                                  // present, else host (benchMain decides)
   double floorGbps = 0;                          // --floor-gbps: > 0 adds the floor column

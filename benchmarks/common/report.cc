@@ -101,6 +101,7 @@ void printRow(std::FILE* out, const ResultRow& row) {
   printHalf(out, row.outOfPlace);
   printHalf(out, row.inPlace);
   if (row.floorUs >= 0) std::fprintf(out, "  %7s", timeText(row.floorUs).c_str());
+  if (!row.algo.empty()) std::fprintf(out, "  %s", row.algo.c_str());
   std::fprintf(out, "\n");
   std::fflush(out);
 }
@@ -114,7 +115,7 @@ void printFooter(std::FILE* out, double wrongTotal, double avgBusBw) {
 
 void writeJsonRow(std::FILE* out, const RunDescription& run, const Options& o, const ResultRow& row) {
   std::string line = "{\"library\":" + jsonString(run.library) + ",\"collective\":" + jsonString(run.collective) +
-                     ",\"nranks\":" + std::to_string(run.nranks) + ",\"algo\":" + jsonString(run.algo) +
+                     ",\"nranks\":" + std::to_string(run.nranks) + ",\"algo\":" + jsonString(row.algo.empty() ? run.algo : row.algo) +
                      ",\"memory\":" + jsonString(o.memory) +
                      ",\"blocking\":" + (o.blocking && o.memory != "cuda" ? "1" : "0") +
                      ",\"size\":" + std::to_string(row.bytes) + ",\"count\":" + std::to_string(row.count) +

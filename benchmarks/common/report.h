@@ -48,6 +48,7 @@ struct ResultRow {
   ResultHalf outOfPlace;
   ResultHalf inPlace;
   double floorUs = -1;  // --floor-gbps: the time the bytes all ranks must read and write take; < 0: not asked
+  std::string algo;     // -A a,b (paired): the algorithm of this row, printed last; else empty (the run's)
 };
 
 void printRunHeader(std::FILE* out, const Options& options, const RunDescription& run,

@@ -8,6 +8,17 @@ build=$MYRIAD_SWEEP_BUILD
 mkdir -p "$out"
 "$here/sweep-algorithms" --build "$build" --layouts 3,4/2 --collectives all_reduce,alltoall \
   --bands 64:4K:8:5 --rounds 1 --json "$out/sweep.json" > "$out/table.md"
+# Paired (the default): one run per layout and collective measured every algorithm at every size.
+python3 - "$out/sweep.json" "$here" <<'EOF'
+import collections, json, sys
+sys.path.insert(0, sys.argv[2])
+from harness.tuner import ALGORITHMS
+seen = collections.defaultdict(set)
+for r in json.load(open(sys.argv[1])):
+    seen[(r["np"], r["hosts"], r["collective"], r["size"])].add(r["algo"])
+bad = [(k, sorted(v)) for k, v in seen.items() if v != set(ALGORITHMS[k[2]])]
+assert len(seen) == 12 and not bad, f"{len(seen)} points; missing algorithms: {bad}"
+EOF
 # Every measured point judged: one verdict line, and a table row per point and algorithm set.
 grep -q "^the tuner's choice within 10 % of the best at [0-9]*/[0-9]* points" "$out/table.md"
 rows=$(grep -c '^| [0-9] on ' "$out/table.md")
