@@ -2,6 +2,8 @@
 // dropped; one partly written is finished from the lane's own copy, so that the caller's buffer is free at
 // once (holds() says so) and the bytes on the wire are still the chunk as posted. Before, such a frame kept
 // the send from completing for as long as its path was dead (a spine link cut mid-transfer).
+#include "transports/tcp/tcp_lane.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -10,8 +12,6 @@
 #include <cstring>
 #include <numeric>
 #include <vector>
-
-#include "transports/tcp/tcp_lane.h"
 
 namespace myriad {
 namespace {
