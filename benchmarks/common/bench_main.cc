@@ -1,6 +1,7 @@
 // benchMain. Order matters: MYRIAD_ALGO is exported before myrGetUniqueId and before any fork, so every
-// rank (and the rendezvous host) sees it (paired, -A a,b: each rank sets it before each of its inits); stdio is flushed by runForkedRanks before children exist; the parent
-// of forked ranks never initialises CUDA itself (the memory kind is decided from a child's answer).
+// rank (and the rendezvous host) sees it (paired, -A a,b: each rank sets it before each of its inits); stdio is flushed
+// by runForkedRanks before children exist; the parent of forked ranks never initialises CUDA itself (the memory kind is
+// decided from a child's answer).
 #include "benchmarks/common/bench_main.h"
 
 #include <algorithm>
@@ -127,9 +128,9 @@ int benchMain(int argc, char** argv, const Collective& coll) {
   run.collective = coll.name;
   const char* program = run.program.c_str();
   const std::vector<std::string> items = splitAlgos(options.algo);
-  if (!options.algo.empty() && std::any_of(items.begin(), items.end(), [](const std::string& a) { return a.empty(); })) {
-    std::fprintf(stderr, "%s: -A %s: a list needs two or more algorithms, none empty\n", program,
-                 options.algo.c_str());
+  if (!options.algo.empty() &&
+      std::any_of(items.begin(), items.end(), [](const std::string& a) { return a.empty(); })) {
+    std::fprintf(stderr, "%s: -A %s: a list needs two or more algorithms, none empty\n", program, options.algo.c_str());
     return 2;
   }
   const std::vector<std::string> paired = isPairedList(items) ? items : std::vector<std::string>{};

@@ -34,15 +34,15 @@ struct Options {
   Average average = Average::kMean;              // -a
   int nranks = 0;                                // -np; 0: not given
   int hosts = 1;                                 // --hosts: forked ranks emulate this many hosts
-  int blocks = 1;  // --blocks: out-of-place calls timed in this many blocks, the median block's time reported
-  std::string algo;                              // -A: exported as MYRIAD_ALGO before init; "a,b": paired
-  std::string memory;                            // -m host|cuda; "": cuda when built with CUDA and a GPU is
-                                                 // present, else host (benchMain decides)
-  double floorGbps = 0;                          // --floor-gbps: > 0 adds the floor column
-  std::string jsonPath;                          // --json
-  bool paths = false;                            // --paths: print the network path telemetry
-  bool registerBuffers = false;                  // -R 1: myrCommRegister the buffers (Myriad only)
-  std::string collective;                        // peers only: the -c NAME of PeerFlags::collectives
+  int blocks = 1;        // --blocks: out-of-place calls timed in this many blocks, the median block's time reported
+  std::string algo;      // -A: exported as MYRIAD_ALGO before init; "a,b": paired
+  std::string memory;    // -m host|cuda; "": cuda when built with CUDA and a GPU is
+                         // present, else host (benchMain decides)
+  double floorGbps = 0;  // --floor-gbps: > 0 adds the floor column
+  std::string jsonPath;  // --json
+  bool paths = false;    // --paths: print the network path telemetry
+  bool registerBuffers = false;  // -R 1: myrCommRegister the buffers (Myriad only)
+  std::string collective;        // peers only: the -c NAME of PeerFlags::collectives
 };
 
 // What a peer program adds to the shared flags: -c then also takes one of `collectives` (the call to

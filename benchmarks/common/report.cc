@@ -114,15 +114,15 @@ void printFooter(std::FILE* out, double wrongTotal, double avgBusBw) {
 }
 
 void writeJsonRow(std::FILE* out, const RunDescription& run, const Options& o, const ResultRow& row) {
-  std::string line = "{\"library\":" + jsonString(run.library) + ",\"collective\":" + jsonString(run.collective) +
-                     ",\"nranks\":" + std::to_string(run.nranks) + ",\"algo\":" + jsonString(row.algo.empty() ? run.algo : row.algo) +
-                     ",\"memory\":" + jsonString(o.memory) +
-                     ",\"blocking\":" + (o.blocking && o.memory != "cuda" ? "1" : "0") +
-                     ",\"size\":" + std::to_string(row.bytes) + ",\"count\":" + std::to_string(row.count) +
-                     ",\"type\":" + jsonString(row.type) + ",\"redop\":" + jsonString(row.op) +
-                     ",\"root\":" + std::to_string(row.root) + "," + jsonHalf("oop_", row.outOfPlace) + "," +
-                     jsonHalf("ip_", row.inPlace) +
-                     (row.floorUs >= 0 ? ",\"floor_us\":" + jsonNumber(row.floorUs) : std::string()) + "}\n";
+  std::string line =
+      "{\"library\":" + jsonString(run.library) + ",\"collective\":" + jsonString(run.collective) +
+      ",\"nranks\":" + std::to_string(run.nranks) + ",\"algo\":" + jsonString(row.algo.empty() ? run.algo : row.algo) +
+      ",\"memory\":" + jsonString(o.memory) + ",\"blocking\":" + (o.blocking && o.memory != "cuda" ? "1" : "0") +
+      ",\"size\":" + std::to_string(row.bytes) + ",\"count\":" + std::to_string(row.count) +
+      ",\"type\":" + jsonString(row.type) + ",\"redop\":" + jsonString(row.op) +
+      ",\"root\":" + std::to_string(row.root) + "," + jsonHalf("oop_", row.outOfPlace) + "," +
+      jsonHalf("ip_", row.inPlace) + (row.floorUs >= 0 ? ",\"floor_us\":" + jsonNumber(row.floorUs) : std::string()) +
+      "}\n";
   std::fputs(line.c_str(), out);
   std::fflush(out);
 }
