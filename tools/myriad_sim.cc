@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dispatch/registry.h"
+#include "tools/sim/chrome_trace.h"
 #include "tools/sim/fabric.h"
 #include "tools/sim/plan_call.h"
 #include "tools/sim/virtual_executor.h"
@@ -34,6 +35,55 @@ bool parseBytes(const std::string& text, size_t* out) {
   if (shift < 0) return false;
   *out = static_cast<size_t>(v) << shift;
   return true;
+}
+
+// "A:B:C" -> three numbers; false unless exactly three, each a number.
+bool parseTriple(const std::string& text, double out[3]) {
+  size_t start = 0;
+  for (int i = 0; i < 3; ++i) {
+    const size_t colon = text.find(':', start);
+    if ((i < 2) != (colon != std::string::npos)) return false;
+    const std::string part = text.substr(start, i < 2 ? colon - start : std::string::npos);
+    size_t used = 0;
+    try {
+      out[i] = std::stod(part, &used);
+    } catch (...) {
+      return false;
+    }
+    if (used != part.size()) return false;
+    start = colon + 1;
+  }
+  return true;
+}
+
+bool isIndex(double v, int below) {
+  return v >= 0 && v < below && v == static_cast<int>(v);
+}
+
+// --elephant LEAF:SPINE:LEAF2 (a flow of another tenant from LEAF over SPINE down to LEAF2, never ending) and
+// --degrade LEAF:SPINE:FACTOR (the cable between them, both ways, at 1/FACTOR of its speed), on `fabric`.
+Status applyScenarios(Fabric& fabric, const std::vector<std::string>& elephants,
+                      const std::vector<std::string>& degraded, std::vector<Elephant>* out) {
+  const int leaves = fabric.leaves(), spines = fabric.spec().spines;
+  for (const std::string& e : elephants) {
+    double v[3];
+    if (!parseTriple(e, v) || !isIndex(v[0], leaves) || !isIndex(v[1], spines) || !isIndex(v[2], leaves) ||
+        v[0] == v[2])
+      return invalidArgument("--elephant '" + e + "': want LEAF:SPINE:LEAF2, two different leaves below " +
+                             std::to_string(leaves) + " and a spine below " + std::to_string(spines));
+    const int from = static_cast<int>(v[0]), spine = static_cast<int>(v[1]), to = static_cast<int>(v[2]);
+    out->push_back(Elephant{{fabric.leafUp(from, spine), fabric.spineDown(spine, to)}});
+  }
+  for (const std::string& d : degraded) {
+    double v[3];
+    if (!parseTriple(d, v) || !isIndex(v[0], leaves) || !isIndex(v[1], spines) || !(v[2] >= 1))
+      return invalidArgument("--degrade '" + d + "': want LEAF:SPINE:FACTOR, a leaf below " + std::to_string(leaves) +
+                             ", a spine below " + std::to_string(spines) + " and a factor of at least 1");
+    const int leaf = static_cast<int>(v[0]), spine = static_cast<int>(v[1]);
+    fabric.degrade(fabric.leafUp(leaf, spine), v[2]);
+    fabric.degrade(fabric.spineDown(spine, leaf), v[2]);
+  }
+  return Status::ok();
 }
 
 int fail(const Status& s) {
@@ -70,6 +120,17 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   app.add_flag("--json", json, "print one JSON object instead of the text report");
+  std::vector<std::string> elephants, degraded;
+  app.add_option("--elephant", elephants,
+                 "LEAF:SPINE:LEAF2: a never-ending flow of another tenant from leaf LEAF up to spine SPINE and "
+                 "down to leaf LEAF2, taking its fair share of both links (repeatable)");
+  app.add_option("--degrade", degraded,
+                 "LEAF:SPINE:FACTOR: the cable between leaf LEAF and spine SPINE runs at 1/FACTOR of its "
+                 "speed, both ways (degraded optics; repeatable)");
+  std::string tracePath;
+  app.add_option("--trace", tracePath,
+                 "write every step of every rank as a Chrome trace (Perfetto, chrome://tracing) to this file; "
+                 "for runs of at most 2 million steps");
   bool profile = false;
   app.add_flag("--profile", profile, "print where the simulator's own time goes (plan, run, rerates) on stderr");
   CLI11_PARSE(app, argc, argv);
@@ -94,17 +155,31 @@ int main(int argc, char** argv) {
   fab.spineBytesPerSec = (spineGbps > 0 ? spineGbps : linkGbps) * 1e9 / 8;
   auto fabric = Fabric::make(fab);
   if (!fabric.isOk()) return fail(fabric.status());
+  std::vector<Elephant> background;
+  if (Status s = applyScenarios(fabric.value(), elephants, degraded, &background); !s.isOk()) return fail(s);
   const auto t0 = std::chrono::steady_clock::now();
   auto planned = planCall(call);
   if (!planned.isOk()) return fail(planned.status());
   const auto t1 = std::chrono::steady_clock::now();
-  VirtualExecutor exec(fabric.value(), paths);
+  size_t totalSteps = 0;
+  for (const Schedule& s : planned.value().schedules) totalSteps += s.size();
+  constexpr size_t kTraceSteps = 2'000'000;
+  if (!tracePath.empty() && totalSteps > kTraceSteps)
+    return fail(invalidArgument("--trace: this call has " + std::to_string(totalSteps) + " steps, more than the " +
+                                std::to_string(kTraceSteps) + " a trace takes; use fewer ranks or bytes"));
+  VirtualExecutor exec(fabric.value(), paths, background);
+  exec.traceSteps(!tracePath.empty());
   auto res = exec.run(planned.value().schedules);
   if (!res.isOk()) return fail(res.status());
+  if (!tracePath.empty()) {
+    const std::string title =
+        planned.value().algorithm + ", " + collective + " " + bytesText + ", " + std::to_string(call.nranks) + " ranks";
+    if (Status s = writeChromeTrace(tracePath, title, planned.value().schedules, res.value().steps); !s.isOk())
+      return fail(s);
+  }
   if (profile) {
     const auto t2 = std::chrono::steady_clock::now();
-    size_t steps = 0;
-    for (const Schedule& s : planned.value().schedules) steps += s.size();
+    const size_t steps = totalSteps;
     const RunResult& p = res.value();
     std::fprintf(stderr,
                  "profile: plan %.3f s, run %.3f s; %zu steps, %llu messages, %llu rerates over %.1f flows and %.1f "

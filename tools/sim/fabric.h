@@ -65,6 +65,9 @@ class Fabric {
   int leafUp(int leaf, int spine) const { return leafUp_ + leaf * spec_.spines + spine; }
   int spineDown(int spine, int leaf) const { return spineDown_ + leaf * spec_.spines + spine; }
 
+  // Divides a link's capacity by `factor` (> 1: degraded optics, a link stepped down).
+  void degrade(int link, double factor) { links_[static_cast<size_t>(link)].capacity /= factor; }
+
   // The path from rank src to rank dst for a flow with this source port.
   Route route(int src, int dst, uint16_t srcPort) const;
   FiveTuple tuple(int src, int dst, uint16_t srcPort) const;

@@ -51,8 +51,8 @@ double touched(const Schedule::StepInfo& s) {
 
 class Run {
  public:
-  Run(const Fabric& fabric, int paths, const std::vector<Schedule>& schedules)
-      : fabric_(fabric), paths_(paths), s_(schedules), net_(capacities(fabric)) {}
+  Run(const Fabric& fabric, int paths, const std::vector<Schedule>& schedules, bool trace)
+      : fabric_(fabric), paths_(paths), s_(schedules), net_(capacities(fabric)), trace_(trace) {}
 
   Result<RunResult> go(const std::vector<Elephant>& elephants) {
     const int n = static_cast<int>(s_.size());
@@ -111,6 +111,7 @@ class Run {
                             "one-stage plans only");
       const size_t m = s.size();
       waits_[r].assign(m, 0), msg_[r].assign(m, -1), chan_[r].assign(m, -1), done_[r].assign(m, 0);
+      if (trace_) postedAt_.emplace_back(m, 0.0);
       left_ += m;
       // after_[r]: the steps each step unblocks, in one array (CSR): no allocation per step.
       std::vector<int>& start = afterStart_[r];
@@ -163,6 +164,7 @@ class Run {
 
   void post(int r, int i) {
     const auto& st = s_[r].steps()[static_cast<size_t>(i)];
+    if (trace_) postedAt_[static_cast<size_t>(r)][static_cast<size_t>(i)] = now_;
     switch (st.kind) {
       case Kind::kSend:
       case Kind::kRecv:
@@ -245,6 +247,7 @@ class Run {
     if (d) return;
     d = 1, --left_;
     result_.rankFinish[static_cast<size_t>(r)] = std::max(result_.rankFinish[static_cast<size_t>(r)], now_);
+    if (trace_) result_.steps.push_back({r, i, postedAt_[static_cast<size_t>(r)][static_cast<size_t>(i)], now_});
     const std::vector<int>& start = afterStart_[r];
     for (int k = start[static_cast<size_t>(i)]; k < start[static_cast<size_t>(i) + 1]; ++k) {
       const int j = after_[r][static_cast<size_t>(k)];
@@ -276,6 +279,8 @@ class Run {
   std::vector<std::vector<int>> waits_, msg_, chan_, after_, afterStart_;  // chan_: a message step's channel
   std::vector<std::vector<char>> done_;
   std::vector<double> busy_;
+  bool trace_ = false;
+  std::vector<std::vector<double>> postedAt_;  // trace_: when each step was posted
   std::vector<Channel> channels_;
   std::unordered_map<uint64_t, int> channelOf_;
   std::vector<Message> messages_;
@@ -288,7 +293,7 @@ VirtualExecutor::VirtualExecutor(const Fabric& fabric, int paths, std::vector<El
     : fabric_(fabric), paths_(std::max(1, paths)), elephants_(std::move(elephants)) {}
 
 Result<RunResult> VirtualExecutor::run(const std::vector<Schedule>& schedules) {
-  Run r(fabric_, paths_, schedules);
+  Run r(fabric_, paths_, schedules, trace_);
   return r.go(elephants_);
 }
 

@@ -22,6 +22,13 @@ struct Elephant {
   std::vector<int> links;  // a background flow of another tenant, pinned to these links, never ending
 };
 
+// One step of one rank in virtual time, for a trace (VirtualExecutor::traceSteps): from the moment it could
+// start (its dependencies done) to its completion.
+struct StepSlice {
+  int rank = 0, step = 0;
+  double start = 0, end = 0;  // seconds
+};
+
 struct RunResult {
   double seconds = 0;              // the last rank's finish
   std::vector<double> rankFinish;  // per rank
@@ -29,6 +36,7 @@ struct RunResult {
   uint64_t messages = 0, flows = 0;
   std::vector<int> spineFlows;                             // flows that crossed each spine
   uint64_t rerates = 0, rerateFlows = 0, rerateLinks = 0;  // FlowNetwork::Stats, for profiling
+  std::vector<StepSlice> steps;                            // traceSteps(true): every step, in completion order
 };
 
 class VirtualExecutor {
@@ -37,11 +45,14 @@ class VirtualExecutor {
   // schedules[r]: rank r's plan. Fails on a plan the simulator cannot run (a two-stage plan) or on a
   // deadlock, naming the ranks and steps that wait.
   Result<RunResult> run(const std::vector<Schedule>& schedules);
+  // Record every step's start and end in RunResult::steps (memory: one StepSlice per step).
+  void traceSteps(bool on) { trace_ = on; }
 
  private:
   const Fabric& fabric_;
   int paths_;
   std::vector<Elephant> elephants_;
+  bool trace_ = false;
 };
 
 }  // namespace myriad::netsim

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""ctest myriad_sim_scenarios: myriad-sim's trace and fabric scenarios from the command line.
+
+- --trace: valid JSON that Perfetto and chrome://tracing read: one named process per rank, one complete event
+  per step of every rank (the count --profile reports), none overlapping another on its lane, the last ending
+  at the predicted time.
+- --elephant on both uplinks of a leaf slows a ring all-reduce that crosses it; --degrade by 4 on a leaf's
+  uplinks slows it, by 1 changes nothing; malformed scenarios are refused, naming the flag.
+
+  check_cli.py MYRIAD_SIM SCRATCH_DIR
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+sim, scratch = sys.argv[1], sys.argv[2]
+os.makedirs(scratch, exist_ok=True)
+
+
+def run(*args, ok=True):
+    p = subprocess.run([sim, *args], capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        sys.exit(f"myriad-sim {' '.join(args)} failed ({p.returncode}): {p.stderr}")
+    return p
+
+
+def time_us(p):
+    m = re.match(r"time_us ([0-9.]+) busbw_gbs", p.stdout.strip().splitlines()[-1])
+    assert m, p.stdout
+    return float(m.group(1))
+
+
+# The trace.
+trace = os.path.join(scratch, "trace.json")
+p = run("--ranks", "8", "--ranks-per-host", "2", "--hosts-per-leaf", "2", "--bytes", "1M", "--trace", trace,
+        "--profile")
+steps = int(re.search(r"; (\d+) steps,", p.stderr).group(1))
+events = json.load(open(trace))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+assert names == {r: f"rank {r}" for r in range(8)}, names
+slices = [e for e in events if e["ph"] == "X"]
+assert len(slices) == steps, f"{len(slices)} step events, {steps} steps"
+lanes = {}
+for e in slices:
+    assert e["dur"] >= 0 and e["ts"] >= 0, e
+    lanes.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+for lane, spans in lanes.items():
+    spans.sort()
+    for (_, end), (start, _) in zip(spans, spans[1:]):
+        assert start >= end - 0.0015, f"overlapping events on {lane}: one ends at {end}, the next starts at {start}"
+last = max(e["ts"] + e["dur"] for e in slices)
+assert abs(last - time_us(p)) < 0.01, f"the trace ends at {last} us, the prediction is {time_us(p)}"
+
+# Scenarios: a ring over 4 leaves of 4 hosts, 2 spines; every leaf's traffic to the next crosses a spine.
+ring = ["--ranks", "16", "--hosts-per-leaf", "4", "--spines", "2", "--bytes", "16M", "--algo", "allreduce.ring"]
+base = time_us(run(*ring))
+both = time_us(run(*ring, "--elephant", "0:0:1", "--elephant", "0:1:1"))
+assert both > 1.1 * base, f"elephants on both of leaf 0's uplinks: {both} us against {base} without"
+slow = time_us(run(*ring, "--degrade", "0:0:4", "--degrade", "0:1:4"))
+assert slow > 1.5 * base, f"leaf 0's uplinks at a quarter speed: {slow} us against {base}"
+same = time_us(run(*ring, "--degrade", "0:0:1"))
+assert same == base, f"a degrade by 1 changed the prediction: {same} against {base}"
+for flag, value in [("--elephant", "0:0:0"), ("--elephant", "0:5:1"), ("--elephant", "0:1"),
+                    ("--degrade", "0:0:0.5"), ("--degrade", "9:0:2"), ("--degrade", "a:b:c")]:
+    p = run(*ring, flag, value, ok=False)
+    assert p.returncode != 0 and f"{flag} '{value}'" in p.stderr, (flag, value, p.returncode, p.stderr)
+p = run("--ranks", "768", "--bytes", "64K", "--algo", "allreduce.ring", "--trace", trace, ok=False)
+assert p.returncode != 0 and "--trace: this call has" in p.stderr, p.stderr
+print(f"myriad-sim: trace of {steps} steps checked; elephants {both / base:.2f}x, degraded {slow / base:.2f}x")
