@@ -60,10 +60,12 @@ bool isIndex(double v, int below) {
   return v >= 0 && v < below && v == static_cast<int>(v);
 }
 
-// --elephant LEAF:SPINE:LEAF2 (a flow of another tenant from LEAF over SPINE down to LEAF2, never ending) and
-// --degrade LEAF:SPINE:FACTOR (the cable between them, both ways, at 1/FACTOR of its speed), on `fabric`.
+// --elephant LEAF:SPINE:LEAF2 (a flow of another tenant from LEAF over SPINE down to LEAF2, never ending),
+// --degrade LEAF:SPINE:FACTOR (the cable between them, both ways, at 1/FACTOR of its speed) and
+// --fail LEAF:SPINE:AT_US (that cable, both ways, dead from AT_US into the call), on `fabric`.
 Status applyScenarios(Fabric& fabric, const std::vector<std::string>& elephants,
-                      const std::vector<std::string>& degraded, std::vector<Elephant>* out) {
+                      const std::vector<std::string>& degraded, const std::vector<std::string>& failed, double resumeUs,
+                      std::vector<Elephant>* out, std::vector<LinkFailure>* failures) {
   const int leaves = fabric.leaves(), spines = fabric.spec().spines;
   for (const std::string& e : elephants) {
     double v[3];
@@ -82,6 +84,15 @@ Status applyScenarios(Fabric& fabric, const std::vector<std::string>& elephants,
     const int leaf = static_cast<int>(v[0]), spine = static_cast<int>(v[1]);
     fabric.degrade(fabric.leafUp(leaf, spine), v[2]);
     fabric.degrade(fabric.spineDown(spine, leaf), v[2]);
+  }
+  for (const std::string& d : failed) {
+    double v[3];
+    if (!parseTriple(d, v) || !isIndex(v[0], leaves) || !isIndex(v[1], spines) || !(v[2] >= 0))
+      return invalidArgument("--fail '" + d + "': want LEAF:SPINE:AT_US, a leaf below " + std::to_string(leaves) +
+                             ", a spine below " + std::to_string(spines) + " and a time (µs) of at least 0");
+    const int leaf = static_cast<int>(v[0]), spine = static_cast<int>(v[1]);
+    failures->push_back(
+        LinkFailure{{fabric.leafUp(leaf, spine), fabric.spineDown(spine, leaf)}, v[2] * 1e-6, resumeUs * 1e-6});
   }
   return Status::ok();
 }
@@ -127,6 +138,17 @@ int main(int argc, char** argv) {
   app.add_option("--degrade", degraded,
                  "LEAF:SPINE:FACTOR: the cable between leaf LEAF and spine SPINE runs at 1/FACTOR of its "
                  "speed, both ways (degraded optics; repeatable)");
+  std::vector<std::string> failed;
+  double resumeUs = 200000;
+  app.add_option("--fail", failed,
+                 "LEAF:SPINE:AT_US: the cable between leaf LEAF and spine SPINE fails, both ways, AT_US into the "
+                 "call; new flows hash over the spines left, flows caught on it resume after --resume-us "
+                 "(repeatable)");
+  app.add_option("--resume-us", resumeUs,
+                 "how long a flow cut by --fail is stopped before it goes on over the path ECMP picks then (its "
+                 "sender's retransmission timeout: Linux's least is 200 ms)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   std::string tracePath;
   app.add_option("--trace", tracePath,
                  "write every step of every rank as a Chrome trace (Perfetto, chrome://tracing) to this file; "
@@ -156,7 +178,10 @@ int main(int argc, char** argv) {
   auto fabric = Fabric::make(fab);
   if (!fabric.isOk()) return fail(fabric.status());
   std::vector<Elephant> background;
-  if (Status s = applyScenarios(fabric.value(), elephants, degraded, &background); !s.isOk()) return fail(s);
+  std::vector<LinkFailure> failures;
+  if (Status s = applyScenarios(fabric.value(), elephants, degraded, failed, resumeUs, &background, &failures);
+      !s.isOk())
+    return fail(s);
   const auto t0 = std::chrono::steady_clock::now();
   auto planned = planCall(call);
   if (!planned.isOk()) return fail(planned.status());
@@ -169,6 +194,7 @@ int main(int argc, char** argv) {
                                 std::to_string(kTraceSteps) + " a trace takes; use fewer ranks or bytes"));
   VirtualExecutor exec(fabric.value(), paths, background);
   exec.traceSteps(!tracePath.empty());
+  exec.failures(failures);
   auto res = exec.run(planned.value().schedules);
   if (!res.isOk()) return fail(res.status());
   if (!tracePath.empty()) {
@@ -216,9 +242,10 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"algorithm\":\"%s\",\"collective\":\"%s\",\"ranks\":%d,\"ranks_per_host\":%d,\"bytes\":%zu,"
         "\"time_us\":%.3f,\"algbw_gbs\":%.3f,\"busbw_gbs\":%.3f,\"messages\":%llu,\"flows\":%llu,"
-        "\"spine_flows_max\":%d,\"links\":{",
+        "\"spine_flows_max\":%d,\"flows_cut\":%llu,\"links\":{",
         planned.value().algorithm.c_str(), collective.c_str(), call.nranks, call.ranksPerHost, call.bytes, us, algBw,
-        busBw, static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.flows), spineMax);
+        busBw, static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.flows), spineMax,
+        static_cast<unsigned long long>(r.flowsCut));
     bool first = true;
     for (const auto& [name, c] : classes) {
       std::printf("%s\"%s\":{\"count\":%d,\"used\":%d,\"mean_util\":%.4f,\"max_util\":%.4f}", first ? "" : ",",
@@ -234,6 +261,9 @@ int main(int argc, char** argv) {
   std::printf("%llu messages, %llu flows; flows per spine: max %d, %d of %d spines used\n",
               static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.flows), spineMax,
               spinesUsed, fab.spines);
+  if (!failures.empty())
+    std::printf("%zu link failure(s): %llu flows cut, each resumed after %.0f µs where a spine was left\n",
+                failures.size(), static_cast<unsigned long long>(r.flowsCut), resumeUs);
   std::printf("%-11s %6s %6s %9s %9s\n", "links", "count", "used", "mean util", "max util");
   for (const auto& [name, c] : classes)
     std::printf("%-11s %6d %6d %8.1f%% %8.1f%%\n", name.c_str(), c.links, c.used, 100 * (c.links ? c.sum / c.links : 0),

@@ -1,5 +1,6 @@
 // myriad-sim's model (tools/sim) against closed forms: ECMP of 8 flows on 8 spines, max-min fairness by
-// hand, a ring all-reduce on a non-blocking fabric, and an elephant sharing a flow's spine.
+// hand, a ring all-reduce on a non-blocking fabric, an elephant sharing a flow's spine, and a flow cut by a
+// link failure resuming on another spine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -191,6 +192,46 @@ TEST(NetsimRun, AnElephantOnItsSpineHalvesAFlow) {
   EXPECT_NEAR(alone.value().seconds, wire + latency, 1e-9);
   EXPECT_NEAR(shared.value().seconds, 2 * wire + latency, 1e-9);  // the spine uplink split in two
   EXPECT_NEAR(elsewhere.value().seconds, wire + latency, 1e-9);
+}
+
+// A leaf-spine cable fails halfway through a flow that crosses it: the flow stops, resumes one
+// retransmission timeout later on another spine and moves its other half at full rate there; a failure on
+// a spine it does not use changes nothing; with every uplink of its leaf gone the run ends as a deadlock that
+// says why, not a hang.
+TEST(NetsimRun, AFlowCutByALinkFailureResumesOnAnotherSpine) {
+  FabricSpec spec;
+  spec.nranks = 2, spec.hostsPerLeaf = 1, spec.spines = 4;
+  auto fabric = Fabric::make(spec);
+  ASSERT_TRUE(fabric.isOk());
+  const Fabric& f = fabric.value();
+  const size_t bytes = size_t{16} << 20;
+  std::vector<Schedule> plans(2);
+  plans[0].send(1, Schedule::sendBuf(), bytes);
+  plans[1].recv(0, Schedule::recvBuf(), bytes);
+  const int spine = f.route(0, 1, pathPorts(spec.seed, 0, 1, 1)[0]).spine;
+  ASSERT_GE(spine, 0);
+  const double wire = static_cast<double>(bytes) / spec.nicBytesPerSec, latency = 4 * spec.linkLatency;
+  const double rto = 0.2;
+
+  VirtualExecutor cut(f, 1);
+  cut.failures({LinkFailure{{f.leafUp(0, spine), f.spineDown(spine, 0)}, wire / 2, rto}});
+  auto r = cut.run(plans);
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  EXPECT_NEAR(r.value().seconds, wire + rto + latency, 1e-9);
+  EXPECT_EQ(r.value().flowsCut, 1u);
+
+  VirtualExecutor other(f, 1);
+  other.failures({LinkFailure{{f.leafUp(0, (spine + 1) % 4)}, wire / 2, rto}});
+  auto o = other.run(plans);
+  ASSERT_TRUE(o.isOk()) << o.status().toString();
+  EXPECT_NEAR(o.value().seconds, wire + latency, 1e-9);
+  EXPECT_EQ(o.value().flowsCut, 0u);
+
+  VirtualExecutor all(f, 1);
+  all.failures({LinkFailure{{f.leafUp(0, 0), f.leafUp(0, 1), f.leafUp(0, 2), f.leafUp(0, 3)}, wire / 2, rto}});
+  auto a = all.run(plans);
+  ASSERT_FALSE(a.isOk());
+  EXPECT_NE(a.status().message().find("no live path"), std::string::npos) << a.status().toString();
 }
 
 TEST(NetsimRun, MismatchedPlansAreNamedNotHung) {

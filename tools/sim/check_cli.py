@@ -5,7 +5,9 @@
   per step of every rank (the count --profile reports), none overlapping another on its lane, the last ending
   at the predicted time.
 - --elephant on both uplinks of a leaf slows a ring all-reduce that crosses it; --degrade by 4 on a leaf's
-  uplinks slows it, by 1 changes nothing; malformed scenarios are refused, naming the flag.
+  uplinks slows it, by 1 changes nothing; --fail on a cable the ring uses stops its flows for --resume-us,
+  on one it does not use changes nothing, on every uplink of a leaf ends in an error that says so;
+  malformed scenarios are refused, naming the flag.
 
   check_cli.py MYRIAD_SIM SCRATCH_DIR
 """
@@ -62,10 +64,28 @@ slow = time_us(run(*ring, "--degrade", "0:0:4", "--degrade", "0:1:4"))
 assert slow > 1.5 * base, f"leaf 0's uplinks at a quarter speed: {slow} us against {base}"
 same = time_us(run(*ring, "--degrade", "0:0:1"))
 assert same == base, f"a degrade by 1 changed the prediction: {same} against {base}"
+# A cable that the ring crosses fails 1 ms in: the flows on it stop for one retransmission timeout (200 ms by
+# default), then go on over the other spine; with no timeout the call takes about as long as without.
+cut = run(*ring, "--fail", "0:0:1000", "--fail", "0:1:1000", "--fail", "1:0:1000", "--json", ok=False)
+assert cut.returncode != 0 and "no live path" in cut.stderr, cut.stderr  # leaf 0 cut off: named, not hung
+for spine in (0, 1):
+    p = run(*ring, "--fail", f"0:{spine}:1000", "--json")
+    row = json.loads(p.stdout)
+    if row["flows_cut"] == 0:
+        assert abs(row["time_us"] - base) < 1e-3, (spine, row, base)
+        continue
+    # A cut flow cannot finish before the failure (1 ms) plus the timeout (200 ms).
+    assert row["time_us"] > 201000, f"cut flows resumed early: {row['time_us']} us, base {base}"
+    fast = json.loads(run(*ring, "--fail", f"0:{spine}:1000", "--resume-us", "0", "--json").stdout)
+    assert base - 1e-3 <= fast["time_us"] < base + 200000, (fast, base)
+    failed_spine = spine
+assert "failed_spine" in globals(), "no failure cut a flow of the ring: the scenario tests nothing"
 for flag, value in [("--elephant", "0:0:0"), ("--elephant", "0:5:1"), ("--elephant", "0:1"),
-                    ("--degrade", "0:0:0.5"), ("--degrade", "9:0:2"), ("--degrade", "a:b:c")]:
+                    ("--degrade", "0:0:0.5"), ("--degrade", "9:0:2"), ("--degrade", "a:b:c"),
+                    ("--fail", "0:2:5"), ("--fail", "0:0:-1"), ("--fail", "0:0")]:
     p = run(*ring, flag, value, ok=False)
     assert p.returncode != 0 and f"{flag} '{value}'" in p.stderr, (flag, value, p.returncode, p.stderr)
 p = run("--ranks", "768", "--bytes", "64K", "--algo", "allreduce.ring", "--trace", trace, ok=False)
 assert p.returncode != 0 and "--trace: this call has" in p.stderr, p.stderr
-print(f"myriad-sim: trace of {steps} steps checked; elephants {both / base:.2f}x, degraded {slow / base:.2f}x")
+print(f"myriad-sim: trace of {steps} steps checked; elephants {both / base:.2f}x, degraded {slow / base:.2f}x; "
+      f"a failure of leaf 0's cable to spine {failed_spine} cut flows that resumed one timeout later")

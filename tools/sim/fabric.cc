@@ -2,6 +2,8 @@
 // routing.
 #include "tools/sim/fabric.h"
 
+#include <algorithm>
+
 namespace myriad::netsim {
 
 const char* linkKindName(LinkKind k) {
@@ -62,6 +64,15 @@ std::string Fabric::linkName(int l) const {
   return "?";
 }
 
+void Fabric::fail(int link) {
+  if (dead_.empty()) dead_.assign(links_.size(), 0);
+  dead_[static_cast<size_t>(link)] = 1;
+}
+
+bool Fabric::crossesDead(const Route& r) const {
+  return std::any_of(r.links.begin(), r.links.end(), [&](int l) { return dead(l); });
+}
+
 FiveTuple Fabric::tuple(int src, int dst, uint16_t srcPort) const {
   return {static_cast<uint32_t>(nicOf(src)), static_cast<uint32_t>(nicOf(dst)), srcPort, kDefaultDstPort, kProtoTcp};
 }
@@ -77,7 +88,15 @@ Route Fabric::route(int src, int dst, uint16_t srcPort) const {
   const int sl = leafOf(hostOf(src)), dl = leafOf(hostOf(dst));
   r.links.push_back(nicUp_ + sn);
   if (sl != dl) {
-    r.spine = ecmpPick(tuple(src, dst, srcPort), leafSeed(sl), spec_.spines);
+    const FiveTuple t = tuple(src, dst, srcPort);
+    r.spine = ecmpPick(t, leafSeed(sl), spec_.spines);
+    if (dead(leafUp(sl, r.spine)) || dead(spineDown(r.spine, dl))) {
+      std::vector<int> alive;
+      for (int s = 0; s < spec_.spines; ++s)
+        if (!dead(leafUp(sl, s)) && !dead(spineDown(s, dl))) alive.push_back(s);
+      if (!alive.empty())
+        r.spine = alive[static_cast<size_t>(ecmpPick(t, leafSeed(sl), static_cast<int>(alive.size())))];
+    }
     r.links.push_back(leafUp(sl, r.spine));
     r.links.push_back(spineDown(r.spine, dl));
   }

@@ -67,6 +67,12 @@ class Fabric {
 
   // Divides a link's capacity by `factor` (> 1: degraded optics, a link stepped down).
   void degrade(int link, double factor) { links_[static_cast<size_t>(link)].capacity /= factor; }
+  // A link fails: from now on ECMP hashes over the spines whose links from the source leaf and to the
+  // destination leaf are both alive (resilient hashing: a flow whose spine lives keeps it).
+  void fail(int link);
+  bool dead(int link) const { return !dead_.empty() && dead_[static_cast<size_t>(link)]; }
+  // Whether `r` crosses a failed link (no spine was left alive between its leaves).
+  bool crossesDead(const Route& r) const;
 
   // The path from rank src to rank dst for a flow with this source port.
   Route route(int src, int dst, uint16_t srcPort) const;
@@ -77,6 +83,7 @@ class Fabric {
   int hosts_ = 0, leaves_ = 0;
   int nicUp_ = 0, nicDown_ = 0, leafUp_ = 0, spineDown_ = 0, intra_ = 0;  // first index of each kind
   std::vector<Link> links_;
+  std::vector<char> dead_;  // by link; empty while none failed
 };
 
 }  // namespace myriad::netsim

@@ -44,6 +44,18 @@ int FlowNetwork::start(std::vector<int> links, double bytes, uint64_t tag) {
   return id;
 }
 
+std::vector<std::pair<double, uint64_t>> FlowNetwork::removeOn(int link) {
+  std::vector<std::pair<double, uint64_t>> out;
+  while (!linkFlows_[static_cast<size_t>(link)].empty()) {
+    const int id = linkFlows_[static_cast<size_t>(link)].back();
+    Flow& f = flows_[static_cast<size_t>(id)];
+    settle(f);
+    out.emplace_back(f.left, f.tag);
+    detach(id);
+  }
+  return out;
+}
+
 void FlowNetwork::settle(Flow& f) {
   const double dt = now_ - f.since;
   if (dt <= 0) return;

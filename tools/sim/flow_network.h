@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <queue>
+#include <utility>
 #include <vector>
 
 namespace myriad::netsim {
@@ -25,6 +26,8 @@ class FlowNetwork {
 
   // Starts a flow of `bytes` (kForever: a background elephant that never ends) over `links`; returns its id.
   int start(std::vector<int> links, double bytes, uint64_t tag);
+  // Ends every flow that crosses `link` now (a failure) and returns each one's bytes left and tag.
+  std::vector<std::pair<double, uint64_t>> removeOn(int link);
   // Seconds from now until the first active flow finishes (kForever when none will).
   double nextFinish();
   // Moves every flow on by dt seconds at its rate; appends the tags of the flows that finished.

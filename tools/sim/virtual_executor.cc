@@ -51,15 +51,18 @@ double touched(const Schedule::StepInfo& s) {
 
 class Run {
  public:
-  Run(const Fabric& fabric, int paths, const std::vector<Schedule>& schedules, bool trace)
-      : fabric_(fabric), paths_(paths), s_(schedules), net_(capacities(fabric)), trace_(trace) {}
+  Run(const Fabric& fabric, int paths, const std::vector<Schedule>& schedules, bool trace,
+      std::vector<LinkFailure> failures)
+      : fabric_(fabric), paths_(paths), s_(schedules), net_(capacities(fabric)), trace_(trace) {
+    for (LinkFailure& f : failures) pending_.push_back({f.at, std::move(f.links), f.resumeAfter, {}});
+  }
 
   Result<RunResult> go(const std::vector<Elephant>& elephants) {
     const int n = static_cast<int>(s_.size());
     if (n != fabric_.spec().nranks)
       return internalError("sim: " + std::to_string(n) + " schedules for " + std::to_string(fabric_.spec().nranks) +
                            " ranks");
-    for (const Elephant& e : elephants) net_.start(e.links, FlowNetwork::kForever, ~uint64_t{0});
+    for (const Elephant& e : elephants) net_.start(e.links, FlowNetwork::kForever, kElephant);
     result_.rankFinish.assign(static_cast<size_t>(n), 0);
     result_.spineFlows.assign(static_cast<size_t>(fabric_.spec().spines), 0);
     MYR_TRY(index());
@@ -71,12 +74,15 @@ class Run {
     while (left_ > 0) {
       double tNet = now_ + net_.nextFinish();
       double tEv = events_.empty() ? FlowNetwork::kForever : events_.top().at;
-      double t = std::min(tNet, tEv);
+      double tScenario = FlowNetwork::kForever;
+      for (const Scenario& s : pending_) tScenario = std::min(tScenario, s.at);
+      double t = std::min({tNet, tEv, tScenario});
       if (t == FlowNetwork::kForever) return Status(Code::kInternalError, deadlock());
       finished.clear();
       net_.advance(t - now_, &finished);
       now_ = t;
       for (uint64_t tag : finished) flowDone(tag);
+      if (tScenario <= now_) scenarios();
       while (!events_.empty() && events_.top().at <= now_) {
         Event e = events_.top();
         events_.pop();
@@ -187,6 +193,41 @@ class Run {
     events_.push({busy, seq_++, r, i});
   }
 
+  // A flow's tag: its message and which of the message's parts (paths) it is.
+  static constexpr uint64_t kParts = 64;
+  static uint64_t flowTag(uint64_t message, int part) { return message * kParts + static_cast<uint64_t>(part); }
+
+  // Failures due now cut their links and stop the flows on them; resumptions due restart those flows
+  // (their bytes left) on the route ECMP now picks. A flow with no live route stays stopped: the run then
+  // ends as a deadlock that names the waiting ranks.
+  void scenarios() {
+    std::vector<Scenario> later;
+    for (Scenario& s : pending_) {
+      if (s.at > now_) {
+        later.push_back(std::move(s));
+      } else if (!s.links.empty()) {  // a failure
+        Scenario resume{now_ + s.resumeAfter, {}, 0, {}};
+        for (int l : s.links) fabric_.fail(l);
+        for (int l : s.links)
+          for (auto& cut : net_.removeOn(l))
+            if (cut.second != kElephant) resume.flows.push_back(cut);
+        result_.flowsCut += resume.flows.size();
+        if (!resume.flows.empty()) later.push_back(std::move(resume));
+      } else {
+        for (const auto& [left, tag] : s.flows) {
+          const Message& m = messages_[tag / kParts];
+          const Channel& c = channels_[static_cast<size_t>(m.channel)];
+          Route route = fabric_.route(c.src, c.dst, c.ports[static_cast<size_t>(tag % kParts)]);
+          if (fabric_.crossesDead(route))
+            ++stranded_;
+          else
+            net_.start(std::move(route.links), left, tag);
+        }
+      }
+    }
+    pending_ = std::move(later);
+  }
+
   void startReady(int id) {
     Channel& c = channels_[static_cast<size_t>(id)];
     while (!c.onWire && c.next < c.sends.size() && c.sendPosted[c.next] && c.recvPosted[c.next]) {
@@ -203,7 +244,11 @@ class Run {
         if (route.spine >= 0) ++result_.spineFlows[static_cast<size_t>(route.spine)];
         ++result_.flows;
         if (bytes == 0) continue;
-        net_.start(std::move(route.links), bytes / parts, tag);
+        if (fabric_.crossesDead(route)) {  // no live path: this part never arrives
+          ++stranded_;
+          continue;
+        }
+        net_.start(std::move(route.links), bytes / parts, flowTag(tag, p));
       }
       if (bytes == 0) m.partsLeft = 0;
       messages_.push_back(m);
@@ -217,8 +262,9 @@ class Run {
 
   std::vector<uint16_t> ports(int src, int dst) const { return pathPorts(fabric_.spec().seed, src, dst, paths_); }
 
-  void flowDone(uint64_t tag) {
-    if (tag == ~uint64_t{0}) return;
+  void flowDone(uint64_t flow) {
+    if (flow == kElephant) return;
+    const uint64_t tag = flow / kParts;
     if (--messages_[tag].partsLeft > 0) return;
     const int id = messages_[tag].channel;
     channels_[static_cast<size_t>(id)].onWire = false;
@@ -257,6 +303,9 @@ class Run {
 
   std::string deadlock() const {
     std::string o = "sim: deadlock at " + std::to_string(now_ * 1e6) + " us: no flow or step can finish;";
+    if (stranded_ > 0)
+      o += " " + std::to_string(stranded_) + " flows found no live path after a link failure (no spine left " +
+           "between their leaves);";
     int shown = 0;
     for (size_t r = 0; r < s_.size() && shown < 8; ++r)
       for (size_t i = 0; i < done_[r].size(); ++i)
@@ -268,7 +317,15 @@ class Run {
     return o;
   }
 
-  const Fabric& fabric_;
+  static constexpr uint64_t kElephant = ~uint64_t{0};
+  struct Scenario {  // a failure (links) or a resumption (flows: bytes left and tag) due at `at`
+    double at;
+    std::vector<int> links;
+    double resumeAfter;
+    std::vector<std::pair<double, uint64_t>> flows;
+  };
+
+  Fabric fabric_;  // a copy: failures change its routes
   int paths_;
   const std::vector<Schedule>& s_;
   FlowNetwork net_;
@@ -284,16 +341,18 @@ class Run {
   std::vector<Channel> channels_;
   std::unordered_map<uint64_t, int> channelOf_;
   std::vector<Message> messages_;
+  std::vector<Scenario> pending_;
+  uint64_t stranded_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
 };
 
 }  // namespace
 
 VirtualExecutor::VirtualExecutor(const Fabric& fabric, int paths, std::vector<Elephant> elephants)
-    : fabric_(fabric), paths_(std::max(1, paths)), elephants_(std::move(elephants)) {}
+    : fabric_(fabric), paths_(std::clamp(paths, 1, 64)), elephants_(std::move(elephants)) {}
 
 Result<RunResult> VirtualExecutor::run(const std::vector<Schedule>& schedules) {
-  Run r(fabric_, paths_, schedules, trace_);
+  Run r(fabric_, paths_, schedules, trace_, failures_);
   return r.go(elephants_);
 }
 

@@ -22,6 +22,14 @@ struct Elephant {
   std::vector<int> links;  // a background flow of another tenant, pinned to these links, never ending
 };
 
+// Links failing during the call: at `at` seconds they go dark; the flows on them stop (their packets in
+// flight are lost) and resume `resumeAfter` seconds later on the path ECMP then picks (their sender's
+// retransmission timeout); flows started after the failure avoid the dead links at once.
+struct LinkFailure {
+  std::vector<int> links;
+  double at = 0, resumeAfter = 0;
+};
+
 // One step of one rank in virtual time, for a trace (VirtualExecutor::traceSteps): from the moment it could
 // start (its dependencies done) to its completion.
 struct StepSlice {
@@ -34,6 +42,7 @@ struct RunResult {
   std::vector<double> rankFinish;  // per rank
   std::vector<double> linkBytes;   // bytes each link carried, elephants included
   uint64_t messages = 0, flows = 0;
+  uint64_t flowsCut = 0;                                   // flows that lost their path to a LinkFailure
   std::vector<int> spineFlows;                             // flows that crossed each spine
   uint64_t rerates = 0, rerateFlows = 0, rerateLinks = 0;  // FlowNetwork::Stats, for profiling
   std::vector<StepSlice> steps;                            // traceSteps(true): every step, in completion order
@@ -47,12 +56,14 @@ class VirtualExecutor {
   Result<RunResult> run(const std::vector<Schedule>& schedules);
   // Record every step's start and end in RunResult::steps (memory: one StepSlice per step).
   void traceSteps(bool on) { trace_ = on; }
+  void failures(std::vector<LinkFailure> f) { failures_ = std::move(f); }
 
  private:
   const Fabric& fabric_;
   int paths_;
   std::vector<Elephant> elephants_;
   bool trace_ = false;
+  std::vector<LinkFailure> failures_;
 };
 
 }  // namespace myriad::netsim
