@@ -9,14 +9,13 @@
 
 #include "base/log.h"
 #include "base/wire.h"
+#include "base/auth.h"
 #include "core/flight_dump.h"
+#include "core/ring_exchange.h"
 #include "rendezvous/tcp_store.h"
 #include "topology/detect.h"
 
 namespace myriad {
-namespace {
-constexpr uint32_t kPeersMagic = 0x5352504d;  // "MPRS"
-}  // namespace
 
 Result<std::unique_ptr<Comm>> Comm::create(CommSetup setup) {
   if (setup.nranks <= 0) return invalidArgument("nranks must be positive, got " + std::to_string(setup.nranks));
@@ -67,44 +66,30 @@ Status Comm::bootstrap(CommSetup& setup) {
   for (auto& t : transports_)
     if (WakeHook* h = t->wakeHook()) wakeHooks_.push_back(h);
 
-  // Each rank publishes its description; rank 0 gathers them, checks that everyone agrees on the size of
-  // the communicator, and publishes the table (or the reason there is none) for all.
+  // The ranks' descriptions go around a ring among the ranks (core/ring_exchange.h); the store carries
+  // only each rank's ring address.
   Writer mine;
   mine.i32(nranks_);
   self.encode(mine);
-  MYR_TRY(store_->set("peer." + std::to_string(rank_), mine.bytes()));
-  Bytes table;
-  if (rank_ == 0) {
-    Writer all;
-    all.u32(kPeersMagic);
-    std::string problem;
-    for (int r = 0; r < nranks_ && problem.empty(); ++r) {
-      MYR_ASSIGN_OR_RETURN(Bytes b, store_->get("peer." + std::to_string(r), config_.initTimeoutMs, setup.cancel));
-      Reader rd(b);
-      int32_t theirN = rd.i32();
-      if (rd.failed())
-        problem = "malformed description of rank " + std::to_string(r);
-      else if (theirN != nranks_)
-        problem = "rank " + std::to_string(r) + " was started with nranks=" + std::to_string(theirN) +
-                  " but rank 0 with nranks=" + std::to_string(nranks_);
-      all.raw(b.data() + 4, b.size() - 4);
-    }
-    Writer out;
-    out.u32(problem.empty() ? kPeersMagic : 0);
-    if (problem.empty())
-      out.raw(all.bytes().data() + 4, all.bytes().size() - 4);
-    else
-      out.str(problem);
-    MYR_TRY(store_->set("peers", out.bytes()));
-    table = std::move(out.bytes());
-  } else {
-    MYR_ASSIGN_OR_RETURN(table, store_->get("peers", config_.initTimeoutMs, setup.cancel));
-  }
-  Reader rd(table);
-  if (rd.u32() != kPeersMagic) return invalidUsage(rd.str());
+  RingExchange ring;
+  ring.store = store_.get();
+  ring.rank = rank_;
+  ring.nranks = nranks_;
+  ring.key = auth::deriveKey(setup.secret.data(), setup.secret.size(), "myriad ring hello v1 " + commTag_);
+  ring.ifname = config_.socketIfname;
+  ring.timeoutMs = config_.initTimeoutMs;
+  ring.cancel = setup.cancel;
+  MYR_ASSIGN_OR_RETURN(std::vector<Bytes> all, ringAllGather(ring, mine.bytes()));
   for (int r = 0; r < nranks_; ++r) {
+    Reader rd(all[static_cast<size_t>(r)]);
+    const int32_t theirN = rd.i32();
+    if (rd.failed()) return invalidArgument("malformed description of rank " + std::to_string(r));
+    if (theirN != nranks_)
+      return invalidUsage("rank " + std::to_string(r) + " was started with nranks=" + std::to_string(theirN) +
+                          " but rank " + std::to_string(rank_) + " with nranks=" + std::to_string(nranks_));
     MYR_ASSIGN_OR_RETURN(PeerInfo p, PeerInfo::decode(rd));
-    if (p.rank != r) return internalError("peer table out of order at rank " + std::to_string(r));
+    if (p.rank != r) return internalError("peer description of rank " + std::to_string(r) + " names rank " +
+                                          std::to_string(p.rank));
     peers_.push_back(std::move(p));
   }
   const PeerInfo& me = peers_[static_cast<size_t>(rank_)];
