@@ -1,5 +1,6 @@
 // ringAllGather (see ring_exchange.h). Wire, on each ring connection after the hello: frames of
-// u32 length | bytes; a length of kAbortFrame is followed by u32 length | the reason, and ends the exchange.
+// u32 length | bytes; a length of kAbortFrame is followed by u32 code | u32 length | the reason, and ends the
+// exchange. The store's ring.abort holds u32 code | the reason: every rank fails with the first cause's code.
 // Both hellos (ours to the successor, the predecessor's to us) move in one poll loop, never one after the
 // other: every rank opens before it accepts, so waiting on one would wait forever.
 #include "core/ring_exchange.h"
@@ -25,6 +26,26 @@ constexpr uint32_t kMaxFrame = 1u << 16;
 constexpr auto kSlice = std::chrono::milliseconds(50);  // poll slices: the deadline and the abort flag
 const char* const kAbortKey = "ring.abort";
 
+// A failure as the wire carries it: u32 code | the reason.
+Bytes encodeFailure(const Status& s) {
+  Bytes b(4 + s.message().size());
+  const uint32_t code = static_cast<uint32_t>(s.code());
+  std::memcpy(b.data(), &code, 4);
+  std::memcpy(b.data() + 4, s.message().data(), s.message().size());
+  return b;
+}
+
+Status failure(const uint8_t* p, size_t n) {
+  uint32_t code = 0;
+  std::memcpy(&code, p, 4);
+  const Code known[] = {Code::kSystemError,  Code::kInternalError, Code::kInvalidArgument,
+                        Code::kInvalidUsage, Code::kRemoteError,   Code::kTimeout};
+  Code c = Code::kRemoteError;
+  for (Code k : known)
+    if (static_cast<uint32_t>(k) == code) c = k;
+  return Status(c, std::string(reinterpret_cast<const char*>(p) + 4, n - 4));
+}
+
 HelloIdent identOf(int32_t from, int32_t to) {
   HelloIdent id{kRingKind};
   std::memcpy(id.data() + 4, &from, 4);
@@ -41,8 +62,8 @@ class Ring {
         deadline_(Clock::now() + std::chrono::milliseconds(x.timeoutMs)) {}
 
   Result<std::vector<Bytes>> run(const Bytes& mine) {
-    if (mine.size() >= kMaxFrame) return invalidArgument("ring exchange: a description of " +
-                                                         std::to_string(mine.size()) + " bytes is too long");
+    if (mine.size() >= kMaxFrame)
+      return invalidArgument("ring exchange: a description of " + std::to_string(mine.size()) + " bytes is too long");
     Status s = listen();
     if (s.isOk()) s = connect();
     std::vector<Bytes> all(static_cast<size_t>(x_.nranks));
@@ -53,10 +74,7 @@ class Ring {
       s = writeFrame(all[static_cast<size_t>(give)]);
       if (s.isOk()) s = readFrame(&all[static_cast<size_t>(take)]);
     }
-    if (!s.isOk()) {
-      giveUp(s);
-      return s;
-    }
+    if (!s.isOk()) return giveUp(s);
     return all;
   }
 
@@ -73,16 +91,17 @@ class Ring {
     return Status::ok();
   }
 
-  // Another rank gave up and said why on the store: every rank fails with its reason.
-  Status abortNotice() {
+  // Another rank gave up and said why on the store: every rank fails with its reason. `now`: read it now, not
+  // on the back-off's schedule.
+  Status abortNotice(bool now_ = false) {
     const auto now = Clock::now();
-    if (now < nextNoticeCheck_) return Status::ok();
+    if (now < nextNoticeCheck_ && !now_) return Status::ok();
     noticeEvery_ = std::min(noticeEvery_ * 2, std::chrono::milliseconds(2000));  // rarely, at scale
     nextNoticeCheck_ = now + noticeEvery_;
     auto notice = x_.store->tryGet(kAbortKey);
-    if (!notice.isOk()) return Status::ok();
+    if (!notice.isOk() || notice.value().size() < 4) return Status::ok();
     aborted_ = true;
-    return Status(Code::kRemoteError, std::string(notice.value().begin(), notice.value().end()));
+    return failure(notice.value().data(), notice.value().size());
   }
 
   Status listen() {
@@ -118,9 +137,13 @@ class Ring {
       return invalidUsage(succName() + " was started with nranks=" + std::to_string(theirN) + " but " + self() +
                           " with nranks=" + std::to_string(x_.nranks));
     MYR_ASSIGN_OR_RETURN(SockAddr addr, SockAddr::parse(text));
-    MYR_ASSIGN_OR_RETURN(int fd, connectTo(addr, deadline_, x_.cancel));
-    out_ = Fd(fd);
-    MYR_TRY(setNonBlocking(fd, true));
+    // It listened before it published: a refusal means it is gone (a second covers a SYN backlog that is full).
+    auto fd = connectTo(addr, std::min(deadline_, Clock::now() + std::chrono::seconds(1)), x_.cancel);
+    if (!fd.isOk())
+      return Status(Code::kRemoteError, "ring exchange: " + succName() + " at " + text + " refused the ring (" +
+                                            fd.status().message() + "): it exited or failed");
+    out_ = Fd(fd.value());
+    MYR_TRY(setNonBlocking(out_.get(), true));
     Handshake opener(Handshake::Role::kOpener, x_.key, identOf(x_.rank, succ_));
     struct Incoming {
       Fd fd;
@@ -224,11 +247,12 @@ class Ring {
     if (len == kAbortFrame) {
       uint32_t n = 0;
       MYR_TRY(readAll(&n, 4));
-      if (n > kMaxFrame) return Status(Code::kRemoteError, "ring exchange: malformed abort from " + predName());
-      std::string why(n, '\0');
+      if (n < 4 || n > kMaxFrame)
+        return Status(Code::kRemoteError, "ring exchange: malformed abort from " + predName());
+      Bytes why(n);
       MYR_TRY(readAll(why.data(), n));
       relayed_ = true;  // giveUp passes it on
-      return Status(Code::kRemoteError, why);
+      return failure(why.data(), why.size());
     }
     if (len >= kMaxFrame)
       return Status(Code::kRemoteError, "ring exchange: " + predName() + " sent a frame of " + std::to_string(len) +
@@ -237,18 +261,25 @@ class Ring {
     return readAll(b->data(), len);
   }
 
-  // The exchange failed here: the successor hears why (and passes it on), and so does the store for ranks
-  // not in the ring yet; both best effort, within a short while.
-  void giveUp(const Status& why) {
-    if (aborted_) return;  // the store's notice: everyone reads it there
-    std::string text = why.message();
-    if (!relayed_) text = self() + ": " + text;
+  // The exchange failed here. A neighbour gone may be the echo of another rank's failure: its notice on the
+  // store, when there is one, is the reason. Otherwise the successor hears why (and passes it on), and so
+  // does the store for ranks not in the ring yet; both best effort, within a short while.
+  Status giveUp(const Status& why) {
+    if (!aborted_ && !relayed_ && why.code() != Code::kTimeout) {  // (every rank's own deadline passes alike)
+      Status notice = abortNotice(true);
+      if (!notice.isOk()) return notice;
+    }
+    if (aborted_) return why;  // the store's notice: everyone reads it there
+    const Status told(why.code(), relayed_ ? why.message() : self() + ": " + why.message());
+    Bytes wire = encodeFailure(told);
+    if (wire.size() > kMaxFrame) wire.resize(kMaxFrame);
     if (out_.get() >= 0) {
       deadline_ = std::min(deadline_, Clock::now() + std::chrono::milliseconds(200));
-      const uint32_t mark = kAbortFrame, n = static_cast<uint32_t>(std::min<size_t>(text.size(), kMaxFrame));
-      if (writeAll(&mark, 4).isOk() && writeAll(&n, 4).isOk()) writeAll(text.data(), n).ignore();
+      const uint32_t mark = kAbortFrame, n = static_cast<uint32_t>(wire.size());
+      if (writeAll(&mark, 4).isOk() && writeAll(&n, 4).isOk()) writeAll(wire.data(), n).ignore();
     }
-    if (!relayed_) x_.store->set(kAbortKey, Bytes(text.begin(), text.end())).ignore();
+    if (!relayed_) x_.store->set(kAbortKey, wire).ignore();
+    return told;
   }
 
   const RingExchange& x_;

@@ -23,9 +23,9 @@ namespace myriad {
 struct RingExchange {
   Store* store = nullptr;
   int rank = 0, nranks = 1;
-  auth::Key key{};             // the hello's key (derive it from the communicator's secret and tag)
-  std::string ifname;          // MYRIAD_SOCKET_IFNAME: where to listen ("" : the default interface)
-  int timeoutMs = 60000;       // the whole exchange, late ranks included
+  auth::Key key{};        // the hello's key (derive it from the communicator's secret and tag)
+  std::string ifname;     // MYRIAD_SOCKET_IFNAME: where to listen ("" : the default interface)
+  int timeoutMs = 60000;  // the whole exchange, late ranks included
   const std::atomic<bool>* cancel = nullptr;
 };
 

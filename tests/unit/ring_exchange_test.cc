@@ -1,0 +1,176 @@
+// The bootstrap's ring all-gather (core/ring_exchange.h), ranks as threads over a memory store: every rank
+// gets every description in rank order, whatever the ring's size; the store holds only the small ring
+// addresses; a rank started with another nranks, or one that gives up, makes every rank fail with its reason
+// within seconds; a connection with hostile bytes or the wrong key on a rank's ring port is refused and the
+// exchange still completes.
+#include "core/ring_exchange.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/hello.h"
+#include "base/socket.h"
+#include "rendezvous/store.h"
+
+namespace myriad {
+namespace {
+
+Bytes describe(int rank) {  // a description of its own length, so that a mixed-up order shows
+  std::string text = "rank " + std::to_string(rank) + std::string(static_cast<size_t>(rank) * 37, '*');
+  return Bytes(text.begin(), text.end());
+}
+
+struct Outcome {
+  Result<std::vector<Bytes>> got = Status(Code::kInternalError, "not run");
+  double seconds = 0;
+};
+
+// Runs ranks [0, n) as threads: rank r's nranks from `nranksOf` (default n), its abort flag from `cancel`.
+std::vector<Outcome> exchange(int n, Store& store, int timeoutMs, std::vector<int> nranksOf = {},
+                              const std::vector<std::atomic<bool>*>& cancel = {}) {
+  std::vector<Outcome> out(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      RingExchange x;
+      x.store = &store;
+      x.rank = r;
+      x.nranks = nranksOf.empty() ? n : nranksOf[static_cast<size_t>(r)];
+      x.key[0] = 7;
+      x.ifname = "lo";
+      x.timeoutMs = timeoutMs;
+      x.cancel = cancel.empty() ? nullptr : cancel[static_cast<size_t>(r)];
+      const auto start = std::chrono::steady_clock::now();
+      out[static_cast<size_t>(r)].got = ringAllGather(x, describe(r));
+      out[static_cast<size_t>(r)].seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    });
+  }
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+TEST(RingExchange, EveryRankGetsEveryDescriptionInOrder) {
+  for (int n : {1, 2, 3, 7, 16}) {
+    MemoryStore store;
+    auto out = exchange(n, store, 20000);
+    for (int r = 0; r < n; ++r) {
+      const auto& got = out[static_cast<size_t>(r)].got;
+      ASSERT_TRUE(got.isOk()) << "n=" << n << " rank " << r << ": " << got.status().toString();
+      ASSERT_EQ(got.value().size(), static_cast<size_t>(n));
+      for (int k = 0; k < n; ++k) EXPECT_EQ(got.value()[static_cast<size_t>(k)], describe(k)) << "n=" << n;
+    }
+    // The store holds the ring addresses alone: a few dozen bytes each, not the descriptions.
+    for (int r = 0; r < n && n > 1; ++r) {
+      auto key = store.tryGet("ring." + std::to_string(r));
+      ASSERT_TRUE(key.isOk());
+      EXPECT_LT(key.value().size(), 64u);
+    }
+  }
+}
+
+TEST(RingExchange, ARankWithAnotherNranksFailsEveryRankNamingIt) {
+  MemoryStore store;
+  auto out = exchange(4, store, 30000, {4, 4, 5, 4});
+  for (int r = 0; r < 4; ++r) {
+    const auto& o = out[static_cast<size_t>(r)];
+    ASSERT_FALSE(o.got.isOk()) << "rank " << r;
+    EXPECT_EQ(o.got.status().code(), Code::kInvalidUsage) << o.got.status().toString();
+    EXPECT_NE(o.got.status().message().find("nranks=5"), std::string::npos) << o.got.status().toString();
+    EXPECT_LT(o.seconds, 10.0) << "rank " << r << " waited for the deadline";
+  }
+}
+
+TEST(RingExchange, ARankThatGivesUpFailsEveryRankWithItsReason) {
+  MemoryStore store;
+  std::atomic<bool> no{false}, yes{true};
+  auto out = exchange(5, store, 30000, {}, {&no, &no, &yes, &no, &no});
+  for (int r = 0; r < 5; ++r) {
+    const auto& o = out[static_cast<size_t>(r)];
+    ASSERT_FALSE(o.got.isOk()) << "rank " << r;
+    EXPECT_NE(o.got.status().message().find("rank 2"), std::string::npos) << o.got.status().toString();
+    EXPECT_LT(o.seconds, 10.0) << "rank " << r;
+  }
+}
+
+TEST(RingExchange, ALateRankIsWaitedForAndAMissingOneTimesOut) {
+  MemoryStore store;
+  std::vector<Outcome> out(3);
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    RingExchange x;
+    x.store = &store, x.rank = 2, x.nranks = 3, x.key[0] = 7, x.ifname = "lo", x.timeoutMs = 20000;
+    out[2].got = ringAllGather(x, describe(2));
+  });
+  std::vector<std::thread> early;
+  for (int r = 0; r < 2; ++r)
+    early.emplace_back([&, r] {
+      RingExchange x;
+      x.store = &store, x.rank = r, x.nranks = 3, x.key[0] = 7, x.ifname = "lo", x.timeoutMs = 20000;
+      out[static_cast<size_t>(r)].got = ringAllGather(x, describe(r));
+    });
+  late.join();
+  for (auto& t : early) t.join();
+  for (int r = 0; r < 3; ++r) ASSERT_TRUE(out[static_cast<size_t>(r)].got.isOk()) << r;
+
+  MemoryStore alone;
+  auto missing = exchange(2, alone, 1500, {3, 3});  // rank 2 of 3 never comes
+  for (const Outcome& o : missing) {
+    ASSERT_FALSE(o.got.isOk());
+    EXPECT_EQ(o.got.status().code(), Code::kTimeout) << o.got.status().toString();
+    EXPECT_NE(o.got.status().message().find("MYRIAD_INIT_TIMEOUT_MS"), std::string::npos);
+  }
+}
+
+TEST(RingExchange, HostileConnectionsOnARingPortAreRefused) {
+  MemoryStore store;
+  std::vector<Outcome> out(3);
+  std::vector<std::thread> threads;
+  auto start = [&](int r) {
+    threads.emplace_back([&, r] {
+      RingExchange x;
+      x.store = &store, x.rank = r, x.nranks = 3, x.key[0] = 7, x.ifname = "lo", x.timeoutMs = 20000;
+      out[static_cast<size_t>(r)].got = ringAllGather(x, describe(r));
+    });
+  };
+  start(0);
+  start(1);
+  // Rank 0 listens and waits for rank 2, its predecessor: bytes of no hello, then a hello of another key.
+  auto addr = store.get("ring.0", 5000, nullptr);
+  ASSERT_TRUE(addr.isOk());
+  Reader rd(addr.value());
+  rd.i32();
+  auto where = SockAddr::parse(rd.str(256));
+  ASSERT_TRUE(where.isOk());
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto fd = connectTo(where.value(), Clock::now() + std::chrono::seconds(5), nullptr);
+    ASSERT_TRUE(fd.isOk());
+    Fd sock(fd.value());
+    if (attempt == 0) {
+      const char junk[] = "GET / HTTP/1.0\r\n\r\n";
+      ASSERT_GT(::send(sock.get(), junk, sizeof junk, MSG_NOSIGNAL), 0);
+    } else {
+      auth::Key wrong{};
+      wrong[0] = 8;
+      Handshake h(Handshake::Role::kOpener, wrong, HelloIdent{'B'});
+      EXPECT_FALSE(h.run(sock.get(), Clock::now() + std::chrono::seconds(2), nullptr).isOk());
+    }
+  }
+  start(2);
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(out[static_cast<size_t>(r)].got.isOk())
+        << r << ": " << out[static_cast<size_t>(r)].got.status().toString();
+    EXPECT_EQ(out[static_cast<size_t>(r)].got.value()[2], describe(2));
+  }
+}
+
+}  // namespace
+}  // namespace myriad
