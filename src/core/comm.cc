@@ -7,9 +7,9 @@
 #include <cstring>
 #include <thread>
 
+#include "base/auth.h"
 #include "base/log.h"
 #include "base/wire.h"
-#include "base/auth.h"
 #include "core/flight_dump.h"
 #include "core/ring_exchange.h"
 #include "rendezvous/tcp_store.h"
@@ -88,8 +88,8 @@ Status Comm::bootstrap(CommSetup& setup) {
       return invalidUsage("rank " + std::to_string(r) + " was started with nranks=" + std::to_string(theirN) +
                           " but rank " + std::to_string(rank_) + " with nranks=" + std::to_string(nranks_));
     MYR_ASSIGN_OR_RETURN(PeerInfo p, PeerInfo::decode(rd));
-    if (p.rank != r) return internalError("peer description of rank " + std::to_string(r) + " names rank " +
-                                          std::to_string(p.rank));
+    if (p.rank != r)
+      return internalError("peer description of rank " + std::to_string(r) + " names rank " + std::to_string(p.rank));
     peers_.push_back(std::move(p));
   }
   const PeerInfo& me = peers_[static_cast<size_t>(rank_)];
