@@ -1,9 +1,9 @@
 // myriad_bootstrap_bench: how the exchange of peer descriptions at init grows with the number of ranks, ranks
 // as threads of this process over a memory store that counts the bytes it serves. Two schemes, side by side:
-//   table  (the bootstrap before the ring): every rank sets its description, rank 0 gets them all and sets
+//   table  (the bootstrap before): every rank sets its description, rank 0 gets them all and sets
 //          the table, every other rank gets the table: O(n^2) bytes through the store's host;
-//   ring   (core/ring_exchange.h, today's): the store carries each rank's ring address; the descriptions go
-//          around a ring of TCP connections among the ranks.
+//   bruck  (core/bootstrap_allgather.h, today's): the store carries each rank's address; the descriptions
+//          move among the ranks in ceil(log2 n) rounds of Bruck's all-gather.
 // Descriptions are real PeerInfo encodings (addresses filled in). Prints one row per (scheme, n): wall time of
 // the exchange, bytes set into and read from the store, and the bytes of descriptions each rank ends with.
 //   myriad_bootstrap_bench [N ...]        (default 2 4 8 ... 1024)
@@ -22,7 +22,7 @@
 
 #include "base/auth.h"
 #include "base/wire.h"
-#include "core/ring_exchange.h"
+#include "core/bootstrap_allgather.h"
 #include "rendezvous/peer_info.h"
 #include "rendezvous/store.h"
 
@@ -113,10 +113,10 @@ Row run(bool ring, int n) {
       const Bytes mine = description(r, n);
       Status s;
       if (ring) {
-        RingExchange x;
+        BootstrapExchange x;
         x.store = &store, x.rank = r, x.nranks = n, x.ifname = "lo", x.timeoutMs = 600000;
-        x.key = auth::deriveKey(reinterpret_cast<const uint8_t*>("bench"), 5, "myriad ring hello v1 bench");
-        auto all = ringAllGather(x, mine);
+        x.key = auth::deriveKey(reinterpret_cast<const uint8_t*>("bench"), 5, "myriad bootstrap hello v1 bench");
+        auto all = bootstrapAllGather(x, mine);
         if (all.isOk())
           for (const Bytes& b : all.value()) held[static_cast<size_t>(r)] += b.size();
         s = all.status();
@@ -145,10 +145,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
   if (sizes.empty())
     for (int n = 2; n <= 1024; n *= 2) sizes.push_back(n);
-  rlimit fds{};  // three sockets per ring rank
-  if (getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
-    fds.rlim_cur = fds.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &fds);
+  // 1 + 2 ceil(log2 n) sockets per rank, all in this process: as many descriptors as the system lets us have.
+  rlimit fds{};
+  if (getrlimit(RLIMIT_NOFILE, &fds) == 0) {
+    rlimit more{1 << 20, 1 << 20};
+    if (setrlimit(RLIMIT_NOFILE, &more) != 0 && fds.rlim_cur < fds.rlim_max) {
+      fds.rlim_cur = fds.rlim_max;
+      setrlimit(RLIMIT_NOFILE, &fds);
+    }
   }
   std::printf("# peer-description exchange at init, ranks as threads (%zu-byte descriptions)\n",
               description(0, 2).size());
@@ -159,10 +163,11 @@ int main(int argc, char** argv) {
     for (bool ring : {false, true}) {
       Row r = run(ring, n);
       if (!r.error.empty()) {
-        std::fprintf(stderr, "myriad_bootstrap_bench: %d ranks, %s: %s\n", n, ring ? "ring" : "table", r.error.c_str());
+        std::fprintf(stderr, "myriad_bootstrap_bench: %d ranks, %s: %s\n", n, ring ? "bruck" : "table",
+                     r.error.c_str());
         return 1;
       }
-      std::printf("%7d  %-5s  %10.1f  %14llu  %14llu  %14zu\n", n, ring ? "ring" : "table", r.ms,
+      std::printf("%7d  %-5s  %10.1f  %14llu  %14llu  %14zu\n", n, ring ? "bruck" : "table", r.ms,
                   static_cast<unsigned long long>(r.in), static_cast<unsigned long long>(r.out), r.held);
       std::fflush(stdout);
     }

@@ -10,8 +10,8 @@
 #include "base/auth.h"
 #include "base/log.h"
 #include "base/wire.h"
+#include "core/bootstrap_allgather.h"
 #include "core/flight_dump.h"
-#include "core/ring_exchange.h"
 #include "rendezvous/tcp_store.h"
 #include "topology/detect.h"
 
@@ -66,20 +66,20 @@ Status Comm::bootstrap(CommSetup& setup) {
   for (auto& t : transports_)
     if (WakeHook* h = t->wakeHook()) wakeHooks_.push_back(h);
 
-  // The ranks' descriptions go around a ring among the ranks (core/ring_exchange.h); the store carries
-  // only each rank's ring address.
+  // The ranks' descriptions move among the ranks (core/bootstrap_allgather.h, Bruck's all-gather); the
+  // store carries only each rank's address.
   Writer mine;
   mine.i32(nranks_);
   self.encode(mine);
-  RingExchange ring;
-  ring.store = store_.get();
-  ring.rank = rank_;
-  ring.nranks = nranks_;
-  ring.key = auth::deriveKey(setup.secret.data(), setup.secret.size(), "myriad ring hello v1 " + commTag_);
-  ring.ifname = config_.socketIfname;
-  ring.timeoutMs = config_.initTimeoutMs;
-  ring.cancel = setup.cancel;
-  MYR_ASSIGN_OR_RETURN(std::vector<Bytes> all, ringAllGather(ring, mine.bytes()));
+  BootstrapExchange boot;
+  boot.store = store_.get();
+  boot.rank = rank_;
+  boot.nranks = nranks_;
+  boot.key = auth::deriveKey(setup.secret.data(), setup.secret.size(), "myriad bootstrap hello v1 " + commTag_);
+  boot.ifname = config_.socketIfname;
+  boot.timeoutMs = config_.initTimeoutMs;
+  boot.cancel = setup.cancel;
+  MYR_ASSIGN_OR_RETURN(std::vector<Bytes> all, bootstrapAllGather(boot, mine.bytes()));
   for (int r = 0; r < nranks_; ++r) {
     Reader rd(all[static_cast<size_t>(r)]);
     const int32_t theirN = rd.i32();

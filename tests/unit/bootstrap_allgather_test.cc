@@ -1,9 +1,9 @@
-// The bootstrap's ring all-gather (core/ring_exchange.h), ranks as threads over a memory store: every rank
+// The bootstrap's ring all-gather (core/bootstrap_allgather.h), ranks as threads over a memory store: every rank
 // gets every description in rank order, whatever the ring's size; the store holds only the small ring
 // addresses; a rank started with another nranks, or one that gives up, makes every rank fail with its reason
-// within seconds; a connection with hostile bytes or the wrong key on a rank's ring port is refused and the
+// within seconds; a connection with hostile bytes or the wrong key on a rank's bootstrap port is refused and the
 // exchange still completes.
-#include "core/ring_exchange.h"
+#include "core/bootstrap_allgather.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -39,7 +39,7 @@ std::vector<Outcome> exchange(int n, Store& store, int timeoutMs, std::vector<in
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
-      RingExchange x;
+      BootstrapExchange x;
       x.store = &store;
       x.rank = r;
       x.nranks = nranksOf.empty() ? n : nranksOf[static_cast<size_t>(r)];
@@ -48,7 +48,7 @@ std::vector<Outcome> exchange(int n, Store& store, int timeoutMs, std::vector<in
       x.timeoutMs = timeoutMs;
       x.cancel = cancel.empty() ? nullptr : cancel[static_cast<size_t>(r)];
       const auto start = std::chrono::steady_clock::now();
-      out[static_cast<size_t>(r)].got = ringAllGather(x, describe(r));
+      out[static_cast<size_t>(r)].got = bootstrapAllGather(x, describe(r));
       out[static_cast<size_t>(r)].seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     });
@@ -57,8 +57,8 @@ std::vector<Outcome> exchange(int n, Store& store, int timeoutMs, std::vector<in
   return out;
 }
 
-TEST(RingExchange, EveryRankGetsEveryDescriptionInOrder) {
-  for (int n : {1, 2, 3, 7, 16}) {
+TEST(BootstrapAllGather, EveryRankGetsEveryDescriptionInOrder) {
+  for (int n : {1, 2, 3, 5, 7, 8, 16, 33}) {
     MemoryStore store;
     auto out = exchange(n, store, 20000);
     for (int r = 0; r < n; ++r) {
@@ -67,16 +67,16 @@ TEST(RingExchange, EveryRankGetsEveryDescriptionInOrder) {
       ASSERT_EQ(got.value().size(), static_cast<size_t>(n));
       for (int k = 0; k < n; ++k) EXPECT_EQ(got.value()[static_cast<size_t>(k)], describe(k)) << "n=" << n;
     }
-    // The store holds the ring addresses alone: a few dozen bytes each, not the descriptions.
+    // The store holds the addresses alone: a few dozen bytes each, not the descriptions.
     for (int r = 0; r < n && n > 1; ++r) {
-      auto key = store.tryGet("ring." + std::to_string(r));
+      auto key = store.tryGet("boot." + std::to_string(r));
       ASSERT_TRUE(key.isOk());
       EXPECT_LT(key.value().size(), 64u);
     }
   }
 }
 
-TEST(RingExchange, ARankWithAnotherNranksFailsEveryRankNamingIt) {
+TEST(BootstrapAllGather, ARankWithAnotherNranksFailsEveryRankNamingIt) {
   MemoryStore store;
   auto out = exchange(4, store, 30000, {4, 4, 5, 4});
   for (int r = 0; r < 4; ++r) {
@@ -88,7 +88,7 @@ TEST(RingExchange, ARankWithAnotherNranksFailsEveryRankNamingIt) {
   }
 }
 
-TEST(RingExchange, ARankThatGivesUpFailsEveryRankWithItsReason) {
+TEST(BootstrapAllGather, ARankThatGivesUpFailsEveryRankWithItsReason) {
   MemoryStore store;
   std::atomic<bool> no{false}, yes{true};
   auto out = exchange(5, store, 30000, {}, {&no, &no, &yes, &no, &no});
@@ -100,21 +100,21 @@ TEST(RingExchange, ARankThatGivesUpFailsEveryRankWithItsReason) {
   }
 }
 
-TEST(RingExchange, ALateRankIsWaitedForAndAMissingOneTimesOut) {
+TEST(BootstrapAllGather, ALateRankIsWaitedForAndAMissingOneTimesOut) {
   MemoryStore store;
   std::vector<Outcome> out(3);
   std::thread late([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    RingExchange x;
+    BootstrapExchange x;
     x.store = &store, x.rank = 2, x.nranks = 3, x.key[0] = 7, x.ifname = "lo", x.timeoutMs = 20000;
-    out[2].got = ringAllGather(x, describe(2));
+    out[2].got = bootstrapAllGather(x, describe(2));
   });
   std::vector<std::thread> early;
   for (int r = 0; r < 2; ++r)
     early.emplace_back([&, r] {
-      RingExchange x;
+      BootstrapExchange x;
       x.store = &store, x.rank = r, x.nranks = 3, x.key[0] = 7, x.ifname = "lo", x.timeoutMs = 20000;
-      out[static_cast<size_t>(r)].got = ringAllGather(x, describe(r));
+      out[static_cast<size_t>(r)].got = bootstrapAllGather(x, describe(r));
     });
   late.join();
   for (auto& t : early) t.join();
@@ -129,21 +129,22 @@ TEST(RingExchange, ALateRankIsWaitedForAndAMissingOneTimesOut) {
   }
 }
 
-TEST(RingExchange, HostileConnectionsOnARingPortAreRefused) {
+TEST(BootstrapAllGather, HostileConnectionsOnARingPortAreRefused) {
   MemoryStore store;
   std::vector<Outcome> out(3);
   std::vector<std::thread> threads;
   auto start = [&](int r) {
     threads.emplace_back([&, r] {
-      RingExchange x;
+      BootstrapExchange x;
       x.store = &store, x.rank = r, x.nranks = 3, x.key[0] = 7, x.ifname = "lo", x.timeoutMs = 20000;
-      out[static_cast<size_t>(r)].got = ringAllGather(x, describe(r));
+      out[static_cast<size_t>(r)].got = bootstrapAllGather(x, describe(r));
     });
   };
   start(0);
   start(1);
-  // Rank 0 listens and waits for rank 2, its predecessor: bytes of no hello, then a hello of another key.
-  auto addr = store.get("ring.0", 5000, nullptr);
+  // Rank 0 listens and waits for rank 2 (round 1) and rank 1 (round 0): bytes of no hello, then a hello of
+  // another key.
+  auto addr = store.get("boot.0", 5000, nullptr);
   ASSERT_TRUE(addr.isOk());
   Reader rd(addr.value());
   rd.i32();
@@ -159,7 +160,7 @@ TEST(RingExchange, HostileConnectionsOnARingPortAreRefused) {
     } else {
       auth::Key wrong{};
       wrong[0] = 8;
-      Handshake h(Handshake::Role::kOpener, wrong, HelloIdent{'B'});
+      Handshake h(Handshake::Role::kOpener, wrong, HelloIdent{'B'});  // (the ident is checked after the key)
       EXPECT_FALSE(h.run(sock.get(), Clock::now() + std::chrono::seconds(2), nullptr).isOk());
     }
   }

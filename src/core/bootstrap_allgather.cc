@@ -1,0 +1,350 @@
+// bootstrapAllGather (see bootstrap_allgather.h). Wire, on each connection after the hello: one frame per
+// round, u32 length | (u32 length | description) per description; a length of kAbortFrame is followed by
+// u32 length | u32 code | the reason, and ends the exchange. The store's boot.abort holds u32 code | the
+// reason: every rank fails with the first cause's code. All hellos, and each round's send and receive, move
+// in one poll loop, never one after the other: a rank sends to r - d while r + d sends to it, so waiting on
+// either alone could wait forever.
+#include "core/bootstrap_allgather.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "base/hello.h"
+#include "base/log.h"
+#include "base/socket.h"
+
+namespace myriad {
+namespace {
+
+constexpr uint8_t kBootKind = 'B';  // the hello ident's first byte; the second is the round
+constexpr uint32_t kAbortFrame = 0xffffffffu;
+constexpr uint32_t kMaxDescription = 1u << 16;
+constexpr auto kSlice = std::chrono::milliseconds(50);  // poll slices: the deadline and the abort flag
+const char* const kAbortKey = "boot.abort";
+
+// A failure as the wire carries it: u32 code | the reason.
+Bytes encodeFailure(const Status& s) {
+  Bytes b(4 + s.message().size());
+  const uint32_t code = static_cast<uint32_t>(s.code());
+  std::memcpy(b.data(), &code, 4);
+  std::memcpy(b.data() + 4, s.message().data(), s.message().size());
+  return b;
+}
+
+Status decodeFailure(const uint8_t* p, size_t n) {
+  if (n < 4) return Status(Code::kRemoteError, "bootstrap: a malformed failure notice");
+  uint32_t code = 0;
+  std::memcpy(&code, p, 4);
+  Code c = Code::kRemoteError;
+  for (Code k : {Code::kSystemError, Code::kInternalError, Code::kInvalidArgument, Code::kInvalidUsage,
+                 Code::kRemoteError, Code::kTimeout})
+    if (static_cast<uint32_t>(k) == code) c = k;
+  return Status(c, std::string(reinterpret_cast<const char*>(p) + 4, n - 4));
+}
+
+HelloIdent identOf(int round, int32_t from, int32_t to) {
+  HelloIdent id{kBootKind, static_cast<uint8_t>(round)};
+  std::memcpy(id.data() + 4, &from, 4);
+  std::memcpy(id.data() + 8, &to, 4);
+  return id;
+}
+
+void put32(Bytes& b, uint32_t v) {
+  const size_t at = b.size();
+  b.resize(at + 4);
+  std::memcpy(b.data() + at, &v, 4);
+}
+
+class Exchange {
+ public:
+  explicit Exchange(const BootstrapExchange& x)
+      : x_(x), deadline_(Clock::now() + std::chrono::milliseconds(x.timeoutMs)) {
+    while ((1 << rounds_) < x.nranks) ++rounds_;
+    out_.resize(static_cast<size_t>(rounds_));
+    in_.resize(static_cast<size_t>(rounds_));
+    midFrame_.assign(static_cast<size_t>(rounds_), false);
+  }
+
+  Result<std::vector<Bytes>> run(const Bytes& mine) {
+    if (mine.size() >= kMaxDescription)
+      return invalidArgument("bootstrap: a description of " + std::to_string(mine.size()) + " bytes is too long");
+    all_.assign(static_cast<size_t>(x_.nranks), Bytes());
+    all_[static_cast<size_t>(x_.rank)] = mine;
+    Status s = listen();
+    if (s.isOk()) s = connect();
+    for (int k = 0; s.isOk() && k < rounds_; ++k) s = round(k);
+    listen_.reset();
+    if (!s.isOk()) return giveUp(s);
+    return std::move(all_);
+  }
+
+ private:
+  int n() const { return x_.nranks; }
+  int to(int k) const { return (x_.rank - (1 << k) % n() + n()) % n(); }
+  int from(int k) const { return (x_.rank + (1 << k)) % n(); }
+  int count(int k) const { return std::min(1 << k, n() - (1 << k)); }
+  static std::string name(int rank) { return "rank " + std::to_string(rank); }
+
+  Status expired(const std::string& waiting) const {
+    if (x_.cancel && x_.cancel->load()) return Status(Code::kRemoteError, "bootstrap: aborted while " + waiting);
+    if (Clock::now() >= deadline_)
+      return Status(Code::kTimeout, "bootstrap: " + name(x_.rank) + " gave up after " + std::to_string(x_.timeoutMs) +
+                                        " ms (MYRIAD_INIT_TIMEOUT_MS) " + waiting);
+    return Status::ok();
+  }
+
+  // Another rank gave up and said why on the store. `now`: read it at once, not on the back-off's schedule.
+  Status abortNotice(bool now = false) {
+    const auto t = Clock::now();
+    if (t < nextNoticeCheck_ && !now) return Status::ok();
+    noticeEvery_ = std::min(noticeEvery_ * 2, std::chrono::milliseconds(2000));  // rarely, at scale
+    nextNoticeCheck_ = t + noticeEvery_;
+    auto notice = x_.store->tryGet(kAbortKey);
+    if (!notice.isOk()) return Status::ok();
+    told_ = true;
+    return decodeFailure(notice.value().data(), notice.value().size());
+  }
+
+  Status listen() {
+    MYR_ASSIGN_OR_RETURN(SockAddr addr, chooseListenAddress(x_.ifname));
+    addr.setPort(0);
+    MYR_ASSIGN_OR_RETURN(int fd, listenOn(&addr, 128));
+    listen_ = Fd(fd);
+    MYR_TRY(setNonBlocking(fd, true));
+    Writer w;
+    w.i32(n());
+    w.str(addr.toString());
+    return x_.store->set("boot." + std::to_string(x_.rank), w.bytes());
+  }
+
+  // A rank's address from the store, waited for (it may start late).
+  Result<SockAddr> addressOf(int rank) {
+    while (true) {
+      MYR_TRY(expired("waiting for " + name(rank) + " to publish its address"));
+      MYR_TRY(abortNotice());
+      auto got = x_.store->get("boot." + std::to_string(rank), 1000, x_.cancel);
+      if (!got.isOk()) {
+        if (got.status().code() == Code::kTimeout) continue;
+        return got.status();
+      }
+      Reader rd(got.value());
+      const int32_t theirN = rd.i32();
+      const std::string text = rd.str(256);
+      if (rd.failed()) return invalidArgument("bootstrap: malformed address of " + name(rank));
+      if (theirN != n())
+        return invalidUsage(name(rank) + " was started with nranks=" + std::to_string(theirN) + " but " +
+                            name(x_.rank) + " with nranks=" + std::to_string(n()));
+      return SockAddr::parse(text);
+    }
+  }
+
+  // One connection to each rank we send to, one from each rank we take from, all hellos in one loop.
+  Status connect() {
+    std::vector<std::unique_ptr<Handshake>> openers(static_cast<size_t>(rounds_));
+    for (int k = 0; k < rounds_; ++k) {
+      MYR_ASSIGN_OR_RETURN(SockAddr addr, addressOf(to(k)));
+      // It listened before it published: a refusal means it is gone (a second covers a full SYN backlog).
+      auto fd = connectTo(addr, std::min(deadline_, Clock::now() + std::chrono::seconds(1)), x_.cancel);
+      if (!fd.isOk()) {
+        const bool refused = fd.status().message().find("refused") != std::string::npos;
+        return Status(refused ? Code::kRemoteError : fd.status().code(),
+                      "bootstrap: cannot connect to " + name(to(k)) + " at " + addr.toString() + ": " +
+                          fd.status().message() + (refused ? " (it exited or failed)" : ""));
+      }
+      out_[static_cast<size_t>(k)] = Fd(fd.value());
+      MYR_TRY(setNonBlocking(fd.value(), true));
+      openers[static_cast<size_t>(k)] =
+          std::make_unique<Handshake>(Handshake::Role::kOpener, x_.key, identOf(k, x_.rank, to(k)));
+    }
+    struct Incoming {
+      Fd fd;
+      std::unique_ptr<Handshake> hello;
+    };
+    std::vector<Incoming> incoming;
+    int openersLeft = rounds_, inLeft = rounds_;
+    while (openersLeft > 0 || inLeft > 0) {
+      MYR_TRY(expired(openersLeft > 0 ? "on its hellos" : "waiting for the ranks that send to it to connect"));
+      MYR_TRY(abortNotice());
+      std::vector<pollfd> fds{{listen_.get(), POLLIN, 0}};
+      for (int k = 0; k < rounds_; ++k) {
+        Handshake* h = openers[static_cast<size_t>(k)].get();
+        if (!h || h->done()) continue;
+        Status s = h->step(out_[static_cast<size_t>(k)].get());
+        if (!s.isOk())
+          return Status(s.code(),
+                        "bootstrap: hello to " + name(to(k)) + " (round " + std::to_string(k) + "): " + s.message());
+        if (h->done()) {
+          --openersLeft;
+        } else {
+          fds.push_back({out_[static_cast<size_t>(k)].get(), POLLIN, 0});
+        }
+      }
+      while (inLeft > 0) {
+        int c = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (c < 0) break;
+        incoming.push_back({Fd(c), std::make_unique<Handshake>(Handshake::Role::kAccepter, x_.key, HelloIdent{})});
+      }
+      for (auto it = incoming.begin(); it != incoming.end();) {
+        Status s = it->hello->step(it->fd.get());
+        int k = -1;
+        if (s.isOk() && it->hello->done()) {
+          const HelloIdent& id = it->hello->ident();
+          for (int j = 0; j < rounds_; ++j)
+            if (id == identOf(j, from(j), x_.rank) && in_[static_cast<size_t>(j)].get() < 0) k = j;
+        }
+        if (!s.isOk() || (it->hello->done() && k < 0)) {  // hostile bytes, a wrong key, a stranger: refused
+          MYR_LOG(kWarn, kInit, x_.rank,
+                  "bootstrap: refused a connection from " + socketEnds(it->fd.get()) + ": " +
+                      (s.isOk() ? std::string("not a rank this one takes from, in this communicator") : s.message()));
+          it = incoming.erase(it);
+        } else if (k >= 0) {
+          in_[static_cast<size_t>(k)] = std::move(it->fd);
+          --inLeft;
+          it = incoming.erase(it);
+        } else {
+          fds.push_back({it->fd.get(), POLLIN, 0});
+          ++it;
+        }
+      }
+      if (openersLeft > 0 || inLeft > 0) ::poll(fds.data(), fds.size(), static_cast<int>(kSlice.count()));
+    }
+    return Status::ok();
+  }
+
+  // Round k: our first count(k) descriptions (ours and on) to to(k), as many from from(k) (its and on).
+  Status round(int k) {
+    const int c = count(k);
+    Bytes frame;
+    put32(frame, 0);
+    for (int i = 0; i < c; ++i) {
+      const Bytes& b = all_[static_cast<size_t>((x_.rank + i) % n())];
+      put32(frame, static_cast<uint32_t>(b.size()));
+      frame.insert(frame.end(), b.begin(), b.end());
+    }
+    const uint32_t body = static_cast<uint32_t>(frame.size() - 4);
+    std::memcpy(frame.data(), &body, 4);
+    const int out = out_[static_cast<size_t>(k)].get(), in = in_[static_cast<size_t>(k)].get();
+    size_t sent = 0;
+    uint32_t header = 0;
+    size_t gotHeader = 0, got = 0;
+    Bytes incoming;
+    const std::string waiting =
+        "in round " + std::to_string(k) + " (sending to " + name(to(k)) + ", taking from " + name(from(k)) + ")";
+    while (sent < frame.size() || gotHeader < 4 || got < incoming.size()) {
+      MYR_TRY(expired(waiting));
+      MYR_TRY(abortNotice());
+      bool moved = false;
+      if (sent < frame.size()) {
+        ssize_t w = ::send(out, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+        if (w > 0) {
+          sent += static_cast<size_t>(w), moved = true;
+          midFrame_[static_cast<size_t>(k)] = sent < frame.size();
+        } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+          return Status(Code::kRemoteError, "bootstrap: " + name(to(k)) + " is gone (send: " + std::strerror(errno) +
+                                                "): it exited or failed");
+        }
+      }
+      while (gotHeader < 4 || got < incoming.size()) {
+        uint8_t* dst = gotHeader < 4 ? reinterpret_cast<uint8_t*>(&header) + gotHeader : incoming.data() + got;
+        const size_t want = gotHeader < 4 ? 4 - gotHeader : incoming.size() - got;
+        ssize_t r = ::recv(in, dst, want, 0);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+          return Status(Code::kRemoteError, "bootstrap: " + name(from(k)) + " closed its connection (" +
+                                                (r == 0 ? std::string("end of stream") : std::strerror(errno)) +
+                                                "): it exited or failed");
+        if (r < 0) break;
+        moved = true;
+        if (gotHeader < 4) {
+          gotHeader += static_cast<size_t>(r);
+          if (gotHeader == 4) {
+            const bool abort = header == kAbortFrame;
+            const uint64_t most = abort ? kMaxDescription : static_cast<uint64_t>(c) * (4 + kMaxDescription);
+            if (!abort && header > most)
+              return Status(Code::kRemoteError, "bootstrap: " + name(from(k)) + " sent a frame of " +
+                                                    std::to_string(header) + " bytes (at most " + std::to_string(most) +
+                                                    ")");
+            if (abort) header = 0;  // the failure's own length follows
+            incoming.resize(abort ? 4 : header);
+            abortFrame_ = abort;
+          }
+        } else {
+          got += static_cast<size_t>(r);
+          if (abortFrame_ && got == 4 && incoming.size() == 4) {  // the length of the failure notice
+            uint32_t len = 0;
+            std::memcpy(&len, incoming.data(), 4);
+            if (len > kMaxDescription) return Status(Code::kRemoteError, "bootstrap: a malformed abort frame");
+            incoming.resize(4 + len);
+          }
+        }
+      }
+      if (moved) continue;
+      std::vector<pollfd> fds;
+      if (sent < frame.size()) fds.push_back({out, POLLOUT, 0});
+      fds.push_back({in, POLLIN, 0});
+      ::poll(fds.data(), fds.size(), static_cast<int>(kSlice.count()));
+    }
+    if (abortFrame_) {
+      relayed_ = true;
+      return decodeFailure(incoming.data() + 4, incoming.size() - 4);
+    }
+    Reader rd(incoming);
+    for (int i = 0; i < c; ++i) {
+      const uint32_t len = rd.u32();
+      if (rd.failed() || len >= kMaxDescription || len > incoming.size())
+        return Status(Code::kRemoteError, "bootstrap: a malformed frame from " + name(from(k)));
+      Bytes b(len);
+      rd.raw(b.data(), len);
+      all_[static_cast<size_t>((from(k) + i) % n())] = std::move(b);
+    }
+    if (rd.failed()) return Status(Code::kRemoteError, "bootstrap: a short frame from " + name(from(k)));
+    return Status::ok();
+  }
+
+  // The exchange failed here. A peer gone may be the echo of another rank's failure: its notice on the store,
+  // when there is one, is the reason (a deadline is every rank's own). Otherwise the store hears why, and so
+  // do the ranks we send to, where a connection is between frames (best effort, briefly).
+  Status giveUp(const Status& why) {
+    if (!told_ && !relayed_ && why.code() != Code::kTimeout) {
+      Status notice = abortNotice(true);
+      if (!notice.isOk()) return notice;
+    }
+    if (told_) return why;
+    const Status failed(why.code(), relayed_ ? why.message() : name(x_.rank) + ": " + why.message());
+    Bytes wire = encodeFailure(failed);
+    if (wire.size() > kMaxDescription) wire.resize(kMaxDescription);
+    if (!relayed_) x_.store->set(kAbortKey, wire).ignore();
+    Bytes frame;
+    put32(frame, kAbortFrame);
+    put32(frame, static_cast<uint32_t>(wire.size()));
+    frame.insert(frame.end(), wire.begin(), wire.end());
+    for (size_t k = 0; k < out_.size(); ++k)
+      if (out_[k].get() >= 0 && !midFrame_[k]) (void)::send(out_[k].get(), frame.data(), frame.size(), MSG_NOSIGNAL);
+    return failed;
+  }
+
+  const BootstrapExchange& x_;
+  Clock::time_point deadline_;
+  int rounds_ = 0;
+  Fd listen_;
+  std::vector<Fd> out_, in_;  // by round
+  std::vector<bool> midFrame_;
+  std::vector<Bytes> all_;
+  std::chrono::milliseconds noticeEvery_{100};
+  Clock::time_point nextNoticeCheck_ = Clock::now() + noticeEvery_;
+  bool told_ = false, relayed_ = false, abortFrame_ = false;
+};
+
+}  // namespace
+
+Result<std::vector<Bytes>> bootstrapAllGather(const BootstrapExchange& x, const Bytes& mine) {
+  if (x.nranks <= 1) return std::vector<Bytes>{mine};
+  Exchange e(x);
+  return e.run(mine);
+}
+
+}  // namespace myriad
