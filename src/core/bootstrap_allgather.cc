@@ -116,6 +116,13 @@ class Exchange {
     MYR_ASSIGN_OR_RETURN(int fd, listenOn(&addr, 128));
     listen_ = Fd(fd);
     MYR_TRY(setNonBlocking(fd, true));
+    // A second process started as this rank finds the first one's address (two at once: one of them waits
+    // for connections that go to the other, and times out).
+    if (x_.store->tryGet("boot." + std::to_string(x_.rank)).isOk()) {
+      told_ = true;  // not a member: the communicator is not told (giveUp), its ranks go on
+      return invalidUsage("another process already joined as " + name(x_.rank) +
+                          " of this communicator (its bootstrap address is on the store)");
+    }
     Writer w;
     w.i32(n());
     w.str(addr.toString());

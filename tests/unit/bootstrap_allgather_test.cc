@@ -173,5 +173,30 @@ TEST(BootstrapAllGather, HostileConnectionsOnARingPortAreRefused) {
   }
 }
 
+// A second process started as a rank that already joined is refused at once (usage), and the first one's
+// exchange goes on.
+TEST(BootstrapAllGather, ASecondProcessAsTheSameRankIsRefused) {
+  MemoryStore store;
+  auto exchangeAs = [&](int rank) {
+    BootstrapExchange x;
+    x.store = &store, x.rank = rank, x.nranks = 2, x.key[0] = 7, x.ifname = "lo", x.timeoutMs = 20000;
+    return bootstrapAllGather(x, describe(rank));
+  };
+  Result<std::vector<Bytes>> first = Status(Code::kInternalError, "not run");
+  std::thread a([&] { first = exchangeAs(0); });
+  ASSERT_TRUE(store.get("boot.0", 5000, nullptr).isOk());
+  auto twin = exchangeAs(0);
+  ASSERT_FALSE(twin.isOk());
+  EXPECT_FALSE(store.tryGet("boot.abort").isOk()) << "the refused twin told the communicator to give up";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the members' first look at the store
+  EXPECT_EQ(twin.status().code(), Code::kInvalidUsage) << twin.status().toString();
+  EXPECT_NE(twin.status().message().find("already joined as rank 0"), std::string::npos);
+  auto second = exchangeAs(1);
+  a.join();
+  ASSERT_TRUE(first.isOk()) << first.status().toString();
+  ASSERT_TRUE(second.isOk()) << second.status().toString();
+  EXPECT_EQ(second.value()[0], describe(0));
+}
+
 }  // namespace
 }  // namespace myriad
