@@ -168,17 +168,31 @@ TEST(NetsimRun, RingAllReduceMatchesItsClosedForm) {
       << "simulated " << res.value().seconds * 1e6 << " us, closed form " << reference * 1e6 << " us";
 }
 
-TEST(NetsimRun, AnElephantOnItsSpineHalvesAFlow) {
+// One 16 MiB message between two hosts under two leaves of four spines: the fabric, the plans, the spine
+// ECMP gives its one flow, and its wire time and 4-hop latency alone on the fabric.
+struct OneFlow {
   FabricSpec spec;
-  spec.nranks = 2, spec.hostsPerLeaf = 1, spec.spines = 4;
-  auto fabric = Fabric::make(spec);
-  ASSERT_TRUE(fabric.isOk());
-  const Fabric& f = fabric.value();
-  const size_t bytes = size_t{16} << 20;
-  std::vector<Schedule> plans(2);
-  plans[0].send(1, Schedule::sendBuf(), bytes);
-  plans[1].recv(0, Schedule::recvBuf(), bytes);
-  const int spine = f.route(0, 1, pathPorts(spec.seed, 0, 1, 1)[0]).spine;
+  Fabric f;
+  std::vector<Schedule> plans{2};
+  int spine = -1;
+  double wire = 0, latency = 0;
+
+  OneFlow() {
+    spec.nranks = 2, spec.hostsPerLeaf = 1, spec.spines = 4;
+    f = Fabric::make(spec).value();
+    const size_t bytes = size_t{16} << 20;
+    plans[0].send(1, Schedule::sendBuf(), bytes);
+    plans[1].recv(0, Schedule::recvBuf(), bytes);
+    spine = f.route(0, 1, pathPorts(spec.seed, 0, 1, 1)[0]).spine;
+    wire = static_cast<double>(bytes) / spec.nicBytesPerSec, latency = 4 * spec.linkLatency;
+  }
+};
+
+TEST(NetsimRun, AnElephantOnItsSpineHalvesAFlow) {
+  const OneFlow one;
+  const Fabric& f = one.f;
+  const auto& plans = one.plans;
+  const int spine = one.spine;
   ASSERT_GE(spine, 0);
 
   auto alone = VirtualExecutor(f, 1).run(plans);
@@ -188,7 +202,7 @@ TEST(NetsimRun, AnElephantOnItsSpineHalvesAFlow) {
   auto elsewhere = VirtualExecutor(f, 1, {Elephant{{f.leafUp(0, (spine + 1) % 4)}}}).run(plans);
   ASSERT_TRUE(elsewhere.isOk()) << elsewhere.status().toString();
 
-  const double wire = static_cast<double>(bytes) / spec.nicBytesPerSec, latency = 4 * spec.linkLatency;
+  const double wire = one.wire, latency = one.latency;
   EXPECT_NEAR(alone.value().seconds, wire + latency, 1e-9);
   EXPECT_NEAR(shared.value().seconds, 2 * wire + latency, 1e-9);  // the spine uplink split in two
   EXPECT_NEAR(elsewhere.value().seconds, wire + latency, 1e-9);
@@ -199,18 +213,12 @@ TEST(NetsimRun, AnElephantOnItsSpineHalvesAFlow) {
 // a spine it does not use changes nothing; with every uplink of its leaf gone the run ends as a deadlock that
 // says why, not a hang.
 TEST(NetsimRun, AFlowCutByALinkFailureResumesOnAnotherSpine) {
-  FabricSpec spec;
-  spec.nranks = 2, spec.hostsPerLeaf = 1, spec.spines = 4;
-  auto fabric = Fabric::make(spec);
-  ASSERT_TRUE(fabric.isOk());
-  const Fabric& f = fabric.value();
-  const size_t bytes = size_t{16} << 20;
-  std::vector<Schedule> plans(2);
-  plans[0].send(1, Schedule::sendBuf(), bytes);
-  plans[1].recv(0, Schedule::recvBuf(), bytes);
-  const int spine = f.route(0, 1, pathPorts(spec.seed, 0, 1, 1)[0]).spine;
+  const OneFlow one;
+  const Fabric& f = one.f;
+  const auto& plans = one.plans;
+  const int spine = one.spine;
   ASSERT_GE(spine, 0);
-  const double wire = static_cast<double>(bytes) / spec.nicBytesPerSec, latency = 4 * spec.linkLatency;
+  const double wire = one.wire, latency = one.latency;
   const double rto = 0.2;
 
   VirtualExecutor cut(f, 1);
