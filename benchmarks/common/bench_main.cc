@@ -72,8 +72,6 @@ bool resolveMemory(Options* o, RunDescription* run, bool forks, int* exitCode) {
   return false;
 }
 
-// An MPI launcher (Open MPI's mpirun, or a PMI one) in a build with MPI passes the id by MPI_Bcast, unless the
-// user chose the rendezvous with MYRIAD_COMM_ID (the way out when the launcher is not the build's MPI's).
 // -A's comma list, item by item.
 std::vector<std::string> splitAlgos(const std::string& text) {
   std::vector<std::string> out;
@@ -96,6 +94,8 @@ bool isPairedList(const std::vector<std::string>& items) {
                      [&](const std::string& a) { return a.substr(0, a.find('.')) == family; });
 }
 
+// An MPI launcher (Open MPI's mpirun, or a PMI one) in a build with MPI passes the id by MPI_Bcast, unless the
+// user chose the rendezvous with MYRIAD_COMM_ID (the way out when the launcher is not the build's MPI's).
 bool useMpiBootstrap(const LaunchInfo& launch) {
   const char* commId = std::getenv("MYRIAD_COMM_ID");
   if (commId != nullptr && *commId != '\0') return false;
