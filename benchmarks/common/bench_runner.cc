@@ -162,17 +162,19 @@ struct Sweep {
            memory.upload(recv.data, recv.image, recv.bytes, error);
   }
 
-  // Times `iters` calls of one half (out of place or in place) after `warmup`: seconds per call as -a
-  // combines them over the ranks (the same on every rank).
+  // One call of one half (out of place or in place) on the communicator timed now.
+  bool callHalf(const CollArgs& a, bool inPlace, std::string* error) {
+    const size_t recvOffset = inPlace ? a.counts.recvInPlaceOffset * test::dataTypeSize(a.type) * a.rank : 0;
+    return ctx->call(a, inPlace ? inPlaceSend(a, recv.data) : send.data, recv.data + recvOffset, error);
+  }
+
+  // Times `iters` calls of one half after `warmup`: seconds per call as -a combines them over the ranks (the
+  // same on every rank).
   bool timeHalf(const CollArgs& a, bool inPlace, int warmup, int iters, double* combined, std::string* error) {
-    const size_t ts = test::dataTypeSize(a.type);
-    const size_t recvOffset = inPlace ? a.counts.recvInPlaceOffset * ts * a.rank : 0;
-    unsigned char* sendData = inPlace ? inPlaceSend(a, recv.data) : send.data;
-    RankOps& ctx = *this->ctx;
-    auto call = [&](std::string* e) { return ctx.call(a, sendData, recv.data + recvOffset, e); };
+    auto call = [&](std::string* e) { return callHalf(a, inPlace, e); };
     double seconds = 0;
-    return timeCalls(ctx, warmup, iters, call, &seconds, error) &&
-           combineAcrossRanks(ctx, seconds, o.average, combined, error);
+    return timeCalls(*ctx, warmup, iters, call, &seconds, error) &&
+           combineAcrossRanks(*ctx, seconds, o.average, combined, error);
   }
 
   // Times (unless `timed`: seconds per call already measured) and checks one half of one row.
@@ -180,9 +182,7 @@ struct Sweep {
                const double* timed = nullptr) {
     const size_t ts = test::dataTypeSize(a.type);
     const size_t recvOffset = inPlace ? a.counts.recvInPlaceOffset * ts * a.rank : 0;
-    unsigned char* sendData = inPlace ? inPlaceSend(a, recv.data) : send.data;
     RankOps& ctx = *this->ctx;
-    auto call = [&](std::string* e) { return ctx.call(a, sendData, recv.data + recvOffset, e); };
     double combined = 0;
     if (timed != nullptr) {
       combined = *timed;
@@ -198,7 +198,7 @@ struct Sweep {
       coll.initData(a, inPlace ? inPlaceSend(a, recv.image) : send.image, salt);
       if (!memory.upload(recv.data, recv.image, extent, error)) return false;
       if (!inPlace && !memory.upload(send.data, send.image, a.counts.sendCount * ts, error)) return false;
-      if (!call(error)) {
+      if (!callHalf(a, inPlace, error)) {
         *error = "checked " + *error;
         return false;
       }
