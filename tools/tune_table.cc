@@ -13,8 +13,12 @@ namespace myriad::tools {
 
 const char* const kTuneUsage =
     "myriad-info --tune --coll KIND --ranks N [--hosts H | --hosts 4+4+1] --bytes SIZE[,SIZE...] [--dtype float]\n"
+    "                   [--cores C [--machines M]]\n"
     "  KIND: allreduce (or all_reduce), allgather, reducescatter, alltoall, broadcast, reduce, ...\n"
     "  --hosts H: N ranks on H hosts, contiguous and as even as possible; sizes with '+'. Default: one host.\n"
+    "  --cores C: each machine has C cores (ranks beyond them share CPUs); --machines M: the hosts run on M\n"
+    "  machines, contiguous and as even as possible (1: hosts emulated on one machine). Default: a machine per\n"
+    "  host, of a size the model does not know.\n"
     "  SIZE: bytes as the collective is sized (per rank; all-to-all: per peer), with K, M or G suffixes.\n";
 
 namespace {
@@ -40,7 +44,7 @@ bool tuneTable(const std::vector<std::string>& args, std::string* out, std::stri
     return false;
   };
   std::string coll, hostsText, bytesText, dtypeText = "float";
-  int nranks = 0;
+  int nranks = 0, cores = 0, machines = 0;
   for (size_t i = 1; i < args.size(); i += 2) {
     const std::string& opt = args[i];
     if (i + 1 >= args.size()) return fail(opt + " needs a value");
@@ -56,6 +60,12 @@ bool tuneTable(const std::vector<std::string>& args, std::string* out, std::stri
       bytesText = v;
     } else if (opt == "--dtype") {
       dtypeText = v;
+    } else if (opt == "--cores") {
+      cores = std::atoi(v.c_str());
+      if (cores < 1) return fail("--cores " + v + ": not a core count");
+    } else if (opt == "--machines") {
+      machines = std::atoi(v.c_str());
+      if (machines < 1) return fail("--machines " + v + ": not a machine count");
     } else {
       return fail("unknown option " + opt);
     }
@@ -113,7 +123,18 @@ bool tuneTable(const std::vector<std::string>& args, std::string* out, std::stri
   if (!config.isOk()) return fail(config.status().message());
   auto tuner = tunerFor(config.value().tunerFile, config.value().tunerPlugin);
   if (!tuner.isOk()) return fail(tuner.status().message());
-  CommView view{0, HostLayout::fromHostOf(hostOf)};
+  auto layout = HostLayout::fromHostOf(hostOf);
+  if (machines > 0 && cores == 0) return fail("--machines needs --cores");
+  if (cores > 0) {
+    const int nhosts = static_cast<int>(layout->hosts.size());
+    if (machines == 0) machines = nhosts;
+    if (machines > nhosts) return fail("--machines " + std::to_string(machines) + ": more than the hosts");
+    std::vector<std::string> machineOf;
+    for (int r = 0; r < nranks; ++r)
+      machineOf.push_back(std::to_string(static_cast<long long>(hostOf[static_cast<size_t>(r)]) * machines / nhosts));
+    layout = HostLayout::onMachines(*layout, machineOf, std::vector<int>(static_cast<size_t>(nranks), cores));
+  }
+  CommView view{0, layout};
   view.chunkBytes = config.value().chunkBytes;
   view.hostShm = !config.value().disableShm;
   view.netRdma = config.value().net == "rdma";
@@ -130,7 +151,7 @@ bool tuneTable(const std::vector<std::string>& args, std::string* out, std::stri
     std::vector<Candidate> candidates = candidatesFor(a, view);
     if (candidates.empty()) return fail(std::string("no algorithm can run this ") + collName(kind) + " call");
     Choice choice = tuner.value()->choose(shape, view, candidates);
-    *out += explainChoice(shape, view.layout->describe(), choice) + "\n";
+    *out += explainChoice(shape, view.layout->describe() + view.layout->describeMachines(), choice) + "\n";
   }
   return true;
 }

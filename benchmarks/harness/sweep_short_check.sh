@@ -18,6 +18,8 @@ for r in json.load(open(sys.argv[1])):
     seen[(r["np"], r["hosts"], r["collective"], r["size"])].add(r["algo"])
 bad = [(k, sorted(v)) for k, v in seen.items() if v != set(ALGORITHMS[k[2]])]
 assert len(seen) == 12 and not bad, f"{len(seen)} points; missing algorithms: {bad}"
+records = json.load(open(sys.argv[1]))
+assert all(r.get("cores", 0) >= 1 for r in records), "records must say the cores the emulated hosts shared"
 EOF
 # Every measured point judged: one verdict line, and a table row per point and algorithm set.
 grep -q "^the tuner's choice within 10 % of the best at [0-9]*/[0-9]* points" "$out/table.md"

@@ -46,6 +46,8 @@ Status Comm::bootstrap(CommSetup& setup) {
   self.pid = static_cast<int32_t>(getpid());
   self.hostId = localHostId(config_);
   self.hostname = localHostname();
+  self.machineId = localMachineId();
+  self.cores = localCores();
   self.pidNamespace = localPidNamespace();
   TransportContext ctx;
   ctx.rank = rank_;
@@ -95,17 +97,23 @@ Status Comm::bootstrap(CommSetup& setup) {
   conns_.resize(static_cast<size_t>(nranks_));
   sendTags_.assign(static_cast<size_t>(nranks_), 0);
   recvTags_.assign(static_cast<size_t>(nranks_), 0);
-  std::vector<std::string> hostIds;
-  for (const auto& p : peers_) hostIds.push_back(p.hostId);
+  std::vector<std::string> hostIds, machineIds;
+  std::vector<int> cores;
+  for (const auto& p : peers_) {
+    hostIds.push_back(p.hostId);
+    machineIds.push_back(p.machineId);
+    cores.push_back(p.cores);
+  }
   view_.rank = rank_;
-  view_.layout = HostLayout::fromLabels(hostIds);
+  view_.layout = HostLayout::onMachines(*HostLayout::fromLabels(hostIds), machineIds, cores);
   view_.topology = &topology_;
   view_.chunkBytes = config_.chunkBytes;
   view_.hostShm = !config_.disableShm;
   view_.netRdma = config_.net == "rdma";
+  // Ranks of emulated hosts on this machine (MYRIAD_HOST_ID, network namespaces) compete for its CPUs too.
   int local = 0;
-  for (const auto& p : peers_) local += p.hostId == self.hostId ? 1 : 0;
-  oversubscribed_ = local > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (const auto& p : peers_) local += p.machineId == self.machineId ? 1 : 0;
+  oversubscribed_ = local > self.cores;
   findStoreOwner();
   startLiveness();
   // After init, store operations (abort notices) must fail fast rather than wait for a dead root.

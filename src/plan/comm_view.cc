@@ -40,6 +40,38 @@ std::shared_ptr<const HostLayout> HostLayout::single(int n) {
   return l;
 }
 
+std::shared_ptr<const HostLayout> HostLayout::onMachines(const HostLayout& base,
+                                                         const std::vector<std::string>& machineOfRank,
+                                                         const std::vector<int>& coresOfRank) {
+  auto l = std::make_shared<HostLayout>(base);
+  l->machineOf.clear();
+  l->machineCores.clear();
+  std::map<std::string, int> index;
+  for (const std::vector<int>& host : base.hosts) {
+    auto [it, fresh] = index.emplace(machineOfRank[static_cast<size_t>(host.front())], static_cast<int>(index.size()));
+    if (fresh) l->machineCores.push_back(0);
+    l->machineOf.push_back(it->second);
+    int& cores = l->machineCores[static_cast<size_t>(it->second)];
+    for (int r : host) {
+      const int c = coresOfRank[static_cast<size_t>(r)];
+      if (c > 0 && (cores == 0 || c < cores)) cores = c;
+    }
+  }
+  return l;
+}
+
+std::string HostLayout::describeMachines() const {
+  if (machineOf.empty()) return "";
+  std::map<int, int> byCores;  // cores -> machines
+  for (int c : machineCores) ++byCores[c];
+  std::string out;
+  for (auto [cores, count] : byCores)
+    out += std::string(out.empty() ? " on " : " and ") + std::to_string(count) +
+           (count == 1 ? " machine" : " machines") +
+           (cores > 0 ? " of " + std::to_string(cores) + (cores == 1 ? " core" : " cores") : " of unknown size");
+  return out;
+}
+
 std::string HostLayout::describe() const {
   std::string out;
   for (const auto& h : hosts) out += (out.empty() ? "" : "+") + std::to_string(h.size());

@@ -19,15 +19,33 @@ struct HostLayout {
   std::vector<std::vector<int>> hosts;
   std::vector<int> hostOf;      // rank -> index into hosts
   std::vector<int> localIndex;  // rank -> position within its host
+  // The machines under the hosts: hosts emulated on one machine (MYRIAD_HOST_ID, network namespaces) share
+  // its cores. machineOf: host -> machine; machineCores: machine -> the CPUs its ranks may use (0: unknown).
+  // Empty: every host is a machine of its own, of unknown size.
+  std::vector<int> machineOf;
+  std::vector<int> machineCores;
 
   int nranks() const { return static_cast<int>(hostOf.size()); }
+  int machines() const {
+    return machineOf.empty() ? static_cast<int>(hosts.size()) : static_cast<int>(machineCores.size());
+  }
+  int machineOfHost(int h) const { return machineOf.empty() ? h : machineOf[static_cast<size_t>(h)]; }
+  int coresOf(int machine) const { return machineOf.empty() ? 0 : machineCores[static_cast<size_t>(machine)]; }
   // From any per-rank host label (host ids, or small integers in tests): equal labels share a host.
   static std::shared_ptr<const HostLayout> fromLabels(const std::vector<std::string>& labels);
   static std::shared_ptr<const HostLayout> fromHostOf(const std::vector<int>& hostOf);
   // n ranks on one host.
   static std::shared_ptr<const HostLayout> single(int n);
+  // `base` with its hosts on machines: `machineOfRank` labels each rank's machine (equal labels share one),
+  // `coresOfRank` the CPUs each rank may use (a machine has the fewest any of its ranks reports). A host's
+  // machine is its first rank's.
+  static std::shared_ptr<const HostLayout> onMachines(const HostLayout& base,
+                                                      const std::vector<std::string>& machineOfRank,
+                                                      const std::vector<int>& coresOfRank);
   // "4+4", "3+3+1": the sizes of the hosts in order.
   std::string describe() const;
+  // "" when each host is its own machine of unknown size, else " on 1 machine of 2 cores" and the like.
+  std::string describeMachines() const;
 };
 
 struct CommView {

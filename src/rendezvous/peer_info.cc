@@ -1,9 +1,11 @@
 // PeerInfo encoding and the local machine's identity.
 #include "rendezvous/peer_info.h"
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "base/wire.h"
@@ -26,6 +28,20 @@ uint64_t localPidNamespace() {
   return nsInode("/proc/self/ns/pid");
 }
 
+std::string localMachineId() {
+  std::string boot;
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::getline(f, boot);
+  return boot.empty() ? "host:" + localHostname() : boot;
+}
+
+int localCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  return std::max(1, CPU_COUNT(&set));
+}
+
 std::string localHostId(const Config& config) {
   if (!config.hostId.empty()) return config.hostId;
   std::string boot;
@@ -39,6 +55,8 @@ void PeerInfo::encode(Writer& w) const {
   w.i32(pid);
   w.str(hostId);
   w.str(hostname);
+  w.str(machineId);
+  w.i32(cores);
   w.u64(pidNamespace);
   w.u32(tcpAddr.len);
   w.raw(&tcpAddr.ss, sizeof(tcpAddr.ss));
@@ -53,13 +71,16 @@ Result<PeerInfo> PeerInfo::decode(Reader& r) {
   p.pid = r.i32();
   p.hostId = r.str(512);
   p.hostname = r.str(256);
+  p.machineId = r.str(512);
+  p.cores = r.i32();
   p.pidNamespace = r.u64();
   p.tcpAddr.len = r.u32();
   r.raw(&p.tcpAddr.ss, sizeof(p.tcpAddr.ss));
   p.rdmaDevice = r.str(256);
   p.livenessAddr.len = r.u32();
   r.raw(&p.livenessAddr.ss, sizeof(p.livenessAddr.ss));
-  if (r.failed() || p.tcpAddr.len > sizeof(p.tcpAddr.ss) || p.livenessAddr.len > sizeof(p.livenessAddr.ss))
+  if (r.failed() || p.cores < 0 || p.tcpAddr.len > sizeof(p.tcpAddr.ss) ||
+      p.livenessAddr.len > sizeof(p.livenessAddr.ss))
     return invalidArgument("malformed peer description");
   return p;
 }

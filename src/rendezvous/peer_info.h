@@ -19,6 +19,8 @@ struct PeerInfo {
   int32_t pid = 0;
   std::string hostId;         // equal on ranks of one node
   std::string hostname;       // for messages
+  std::string machineId;      // equal on ranks of one kernel (emulated hosts included): they share its CPUs
+  int32_t cores = 0;          // CPUs this rank may run on (its affinity mask); 0: unknown
   uint64_t pidNamespace = 0;  // shared memory needs the same pid namespace (liveness checks use pids)
   SockAddr tcpAddr;           // the tcp transport's listener
   SockAddr livenessAddr;      // the liveness channel's UDP socket (core/liveness.h); unset when it is off
@@ -33,6 +35,11 @@ struct PeerInfo {
 // This machine's identity: MYRIAD_HOST_ID, or boot id + hostname + network-namespace inode.
 std::string localHostId(const Config& config);
 std::string localHostname();
+// The kernel's identity (boot id; the hostname where that is unreadable): ranks on one machine share its
+// CPUs whatever hosts MYRIAD_HOST_ID or network namespaces make of them.
+std::string localMachineId();
+// The CPUs this process may run on (sched_getaffinity), at least 1.
+int localCores();
 uint64_t localPidNamespace();
 
 }  // namespace myriad

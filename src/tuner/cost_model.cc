@@ -19,6 +19,12 @@
 // the message's link class; a rank's links of different classes share one egress and one ingress queue (a
 // rank's copies are what move data on shm and the kernel's on tcp: on the CPUs this model was fitted on
 // these do not overlap). The predicted time is when the last step of any rank is done.
+//
+// Ranks that outnumber their machine's cores (emulated hosts, or more processes than CPUs) cannot all run at
+// once, which the per-rank queues do not see: there the call takes at least the CPU time its ranks on that
+// machine spend, all together (each message's overhead at both ends, the reductions, the copies), divided by
+// its cores. The wire time β stays out of that sum: on the machines measured it overlaps other ranks' work
+// (the fit that included it was worse, docs/design/tuning.md).
 #include "tuner/cost_model.h"
 
 #include <algorithm>
@@ -36,6 +42,25 @@ LinkClass linkBetween(const CommView& view, int a, int b) {
 }
 
 namespace {
+
+// The longest any oversubscribed machine needs for its ranks' CPU time `work` (by rank) on its cores; 0
+// where every machine has cores enough, or its size is unknown.
+double cpuBound(const CommView& view, const std::vector<double>& work) {
+  const HostLayout& l = *view.layout;
+  std::vector<double> sum(static_cast<size_t>(l.machines()), 0);
+  std::vector<int> ranks(sum.size(), 0);
+  for (int r = 0; r < l.nranks(); ++r) {
+    const auto m = static_cast<size_t>(l.machineOfHost(l.hostOf[static_cast<size_t>(r)]));
+    sum[m] += work[static_cast<size_t>(r)];
+    ++ranks[m];
+  }
+  double bound = 0;
+  for (size_t m = 0; m < sum.size(); ++m) {
+    const int cores = l.coresOf(static_cast<int>(m));
+    if (cores > 0 && ranks[m] > cores) bound = std::max(bound, sum[m] / cores);
+  }
+  return bound;
+}
 
 struct Node {
   int pending = 0;      // unfinished predecessors: deps, and the matching send for a receive
@@ -96,7 +121,7 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
   recvs.clear();
 
   std::vector<double> egress(static_cast<size_t>(n), 0), ingress(static_cast<size_t>(n), 0),
-      cpu(static_cast<size_t>(n), 0);
+      cpu(static_cast<size_t>(n), 0), work(static_cast<size_t>(n), 0);
   using Item = std::tuple<double, size_t, int>;  // ready time, global id, rank
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
   for (int r = 0; r < n; ++r)
@@ -114,7 +139,9 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
     double done = t;
     auto compute = [&](size_t bytes, double gbps) {
       double start = std::max(t, cpu[ri]);
-      cpu[ri] = start + static_cast<double>(bytes) / (gbps * 1e3);
+      const double us = static_cast<double>(bytes) / (gbps * 1e3);
+      cpu[ri] = start + us;
+      work[ri] += us;
       return cpu[ri];
     };
     switch (st.kind) {
@@ -123,6 +150,7 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
         const LinkCost& l = k.link(c);
         double start = std::max(t, egress[ri]);
         egress[ri] = start + l.overheadUs + l.wireUs(st.n);
+        work[ri] += l.overheadUs;
         done = egress[ri];
         if (receiver[g] >= 0) nodes[static_cast<size_t>(receiver[g])].arrival = done + l.alphaUs;
         out.bytes[static_cast<size_t>(c)] += st.n;
@@ -133,6 +161,7 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
       case Schedule::Kind::kRecvReduce: {
         const LinkCost& l = k.link(linkBetween(view, st.peer, r));
         done = std::max(t, ingress[ri] + l.wireUs(st.n)) + l.overheadUs;
+        work[ri] += l.overheadUs;
         ingress[ri] = done;
         if (st.kind == Schedule::Kind::kRecvReduce) {
           t = done;
@@ -157,7 +186,8 @@ Prediction predict(const std::vector<Schedule>& schedules, const CommView& view,
     for (size_t e = first[g]; e < first[g + 1]; ++e) release(next[e]);
     if (receiver[g] >= 0) release(static_cast<size_t>(receiver[g]));
   }
-  out.us = end + k.callUs;
+  out.cpuBoundUs = cpuBound(view, work);
+  out.us = std::max(end, out.cpuBoundUs) + k.callUs;
   return out;
 }
 

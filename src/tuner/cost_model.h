@@ -17,7 +17,8 @@ namespace myriad {
 LinkClass linkBetween(const CommView& view, int a, int b);
 
 struct Prediction {
-  double us = 0;                                  // the critical path over all ranks, plus callUs
+  double us = 0;                                  // the critical path over all ranks (or cpuBoundUs), plus callUs
+  double cpuBoundUs = 0;                          // an oversubscribed machine's CPU time over its cores (0: none)
   std::array<uint64_t, kLinkClasses> bytes{};     // bytes sent over each link class, all ranks together
   std::array<uint64_t, kLinkClasses> messages{};  // messages sent over each class
 };

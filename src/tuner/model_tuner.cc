@@ -29,17 +29,22 @@ constexpr size_t kMaxCached = 4096;
 constexpr int kMaxPricedRanks = 64;
 
 // The layout a call of `layout` is priced on: itself when small enough, else its first hosts (cut to
-// kMaxPricedRanks ranks).
+// kMaxPricedRanks ranks), on their machines.
 std::shared_ptr<const HostLayout> pricedLayout(const std::shared_ptr<const HostLayout>& layout) {
   if (layout->nranks() <= kMaxPricedRanks) return layout;
-  std::vector<int> hostOf;
+  std::vector<int> hostOf, cores;
+  std::vector<std::string> machine;
   int h = 0;
   for (const std::vector<int>& host : layout->hosts) {
     const int size = std::min(static_cast<int>(host.size()), kMaxPricedRanks);
     if (!hostOf.empty() && static_cast<int>(hostOf.size()) + size > kMaxPricedRanks) break;
+    const int m = layout->machineOfHost(h);
     hostOf.insert(hostOf.end(), static_cast<size_t>(size), h++);
+    machine.insert(machine.end(), static_cast<size_t>(size), std::to_string(m));
+    cores.insert(cores.end(), static_cast<size_t>(size), layout->coresOf(m));
   }
-  return HostLayout::fromHostOf(hostOf);
+  auto priced = HostLayout::fromHostOf(hostOf);
+  return layout->machineOf.empty() ? priced : HostLayout::onMachines(*priced, machine, cores);
 }
 
 // Sizes (per peer) at which all-to-allv's candidates are compared.
@@ -104,7 +109,8 @@ class ModelTuner final : public Tuner {
     Choice c = shape.perPeerCounts ? chooseUnsized(shape, priced, cands) : chooseAt(shape, shape.bytes, priced, cands);
     if (priced.layout != view.layout)
       c.by += " priced at " + std::to_string(priced.nranks()) + " ranks on hosts " + priced.layout->describe();
-    MYR_LOG(kInfo, kTune, view.rank, explainChoice(shape, view.layout->describe(), c));
+    MYR_LOG(kInfo, kTune, view.rank,
+            explainChoice(shape, view.layout->describe() + view.layout->describeMachines(), c));
     std::lock_guard<std::mutex> lock(mu_);
     if (cache_.size() >= kMaxCached) cache_.clear();
     cache_.emplace(std::move(key), Cached{view.layout, c});
@@ -119,9 +125,11 @@ class ModelTuner final : public Tuner {
     for (const Candidate& c : cands) {
       CandidateCost cost{c.name, -1, ""};
       auto schedules = planEveryRank(c, args, view);
-      if (schedules.isOk())
-        cost.us = predict(schedules.value(), view, k_).us;
-      else
+      if (schedules.isOk()) {
+        const Prediction p = predict(schedules.value(), view, k_);
+        cost.us = p.us;
+        cost.cpuBound = p.cpuBoundUs > 0 && p.us <= p.cpuBoundUs + k_.callUs;
+      } else
         cost.error = schedules.status().message();
       out.push_back(std::move(cost));
     }
@@ -207,7 +215,8 @@ std::string explainChoice(const CallShape& shape, const std::string& layout, con
     else
       std::snprintf(num, sizeof num, "%9.1f us", c.us);
     out += "\n  " + c.name + std::string(c.name.size() < 28 ? 28 - c.name.size() : 1, ' ') + num +
-           (c.name == choice.name ? "  <- chosen" : "") + (c.error.empty() ? "" : "  (cannot plan: " + c.error + ")");
+           (c.name == choice.name ? "  <- chosen" : "") + (c.cpuBound ? "  (CPU-bound: ranks share cores)" : "") +
+           (c.error.empty() ? "" : "  (cannot plan: " + c.error + ")");
   }
   return out;
 }

@@ -42,8 +42,9 @@ struct Candidate {
 // One candidate's line of an explanation.
 struct CandidateCost {
   std::string name;
-  double us = -1;     // predicted; -1 when it could not be planned
-  std::string error;  // why not
+  double us = -1;         // predicted; -1 when it could not be planned
+  std::string error;      // why not
+  bool cpuBound = false;  // the time is an oversubscribed machine's CPU time over its cores (cost_model.h)
 };
 
 // A tuner's answer: the chosen name, and every candidate's predicted time (what TUNE logs and

@@ -130,6 +130,8 @@ void peerInfoSeeds() {
   p.pid = 4121;
   p.hostId = "0123456789abcdef-node-b-4026531840";
   p.hostname = "node-b";
+  p.machineId = "6f1c0a52-93a4-4c1e-8d7e-2b1f0c9e4a11";
+  p.cores = 64;
   p.pidNamespace = 4026531836;
   p.tcpAddr = myriad::SockAddr::parse("10.1.2.3:41000").take();
   p.livenessAddr = myriad::SockAddr::parse("10.1.2.3:41001").take();

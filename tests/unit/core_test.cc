@@ -10,6 +10,8 @@
 #include "base/config.h"
 #include "base/socket.h"
 #include "base/status.h"
+#include "base/wire.h"
+#include "rendezvous/peer_info.h"
 #include "rendezvous/store.h"
 #include "rendezvous/tcp_store.h"
 #include "rendezvous/unique_id.h"
@@ -120,6 +122,31 @@ TEST(UniqueId, RejectsGarbage) {
   raw = id.encode();
   raw.internal[24] = 77;  // unknown address family
   EXPECT_EQ(UniqueId::decode(raw).status().code(), Code::kInvalidArgument);
+}
+
+// A rank's description carries its machine (what emulated hosts share) and the cores it may use: the tuner
+// prices ranks that outnumber their machine's cores, and the executor sleeps rather than spins there.
+TEST(PeerInfo, CarriesTheMachineAndItsCoresAndRefusesANegativeCount) {
+  PeerInfo p;
+  p.rank = 3;
+  p.hostId = "emulated-host-1";
+  p.machineId = localMachineId();
+  p.cores = localCores();
+  EXPECT_FALSE(p.machineId.empty());
+  EXPECT_EQ(p.machineId, localMachineId());
+  EXPECT_GE(p.cores, 1);
+  Writer w;
+  p.encode(w);
+  Reader r(w.bytes());
+  auto q = PeerInfo::decode(r);
+  ASSERT_TRUE(q.isOk()) << q.status().message();
+  EXPECT_EQ(q.value().machineId, p.machineId);
+  EXPECT_EQ(q.value().cores, p.cores);
+  p.cores = -2;
+  Writer bad;
+  p.encode(bad);
+  Reader rb(bad.bytes());
+  EXPECT_EQ(PeerInfo::decode(rb).status().code(), Code::kInvalidArgument);
 }
 
 TEST(UniqueId, SecretsDiffer) {
