@@ -64,11 +64,13 @@ class Reader {
   }
   void raw(void* dst, size_t n) {
     if (failed_ || n > n_ - off_) return fail();
+    if (n == 0) return;  // dst may be an empty buffer's null data(): memcpy must not see it
     std::memcpy(dst, p_ + off_, n);
     off_ += n;
   }
   bool failed() const { return failed_; }
   bool atEnd() const { return off_ == n_; }
+  size_t remaining() const { return failed_ ? 0 : n_ - off_; }
 
  private:
   void fail() { failed_ = true; }

@@ -1,7 +1,6 @@
-// bootstrapAllGather (see bootstrap_allgather.h). Wire, on each connection after the hello: one frame per
-// round, u32 length | (u32 length | description) per description; a length of kAbortFrame is followed by
-// u32 length | u32 code | the reason, and ends the exchange. The store's boot.abort holds u32 code | the
-// reason: every rank fails with the first cause's code. All hellos, and each round's send and receive, move
+// bootstrapAllGather (see bootstrap_allgather.h). Wire, on each connection after the hello: one round frame,
+// or an abort frame that ends the exchange (bootstrap_frames.h). The store's boot.abort holds a failure:
+// every rank fails with the first cause's code. All hellos, and each round's send and receive, move
 // in one poll loop, never one after the other: a rank sends to r - d while r + d sends to it, so waiting on
 // either alone could wait forever.
 #include "core/bootstrap_allgather.h"
@@ -17,47 +16,23 @@
 #include "base/hello.h"
 #include "base/log.h"
 #include "base/socket.h"
+#include "core/bootstrap_frames.h"
 
 namespace myriad {
 namespace {
 
 constexpr uint8_t kBootKind = 'B';  // the hello ident's first byte; the second is the round
-constexpr uint32_t kAbortFrame = 0xffffffffu;
-constexpr uint32_t kMaxDescription = 1u << 16;
+using bootframe::decodeFailure;
+using bootframe::kAbortFrame;
+using bootframe::kMaxDescription;
 constexpr auto kSlice = std::chrono::milliseconds(50);  // poll slices: the deadline and the abort flag
 const char* const kAbortKey = "boot.abort";
-
-// A failure as the wire carries it: u32 code | the reason.
-Bytes encodeFailure(const Status& s) {
-  Bytes b(4 + s.message().size());
-  const uint32_t code = static_cast<uint32_t>(s.code());
-  std::memcpy(b.data(), &code, 4);
-  std::memcpy(b.data() + 4, s.message().data(), s.message().size());
-  return b;
-}
-
-Status decodeFailure(const uint8_t* p, size_t n) {
-  if (n < 4) return Status(Code::kRemoteError, "bootstrap: a malformed failure notice");
-  uint32_t code = 0;
-  std::memcpy(&code, p, 4);
-  Code c = Code::kRemoteError;
-  for (Code k : {Code::kSystemError, Code::kInternalError, Code::kInvalidArgument, Code::kInvalidUsage,
-                 Code::kRemoteError, Code::kTimeout})
-    if (static_cast<uint32_t>(k) == code) c = k;
-  return Status(c, std::string(reinterpret_cast<const char*>(p) + 4, n - 4));
-}
 
 HelloIdent identOf(int round, int32_t from, int32_t to) {
   HelloIdent id{kBootKind, static_cast<uint8_t>(round)};
   std::memcpy(id.data() + 4, &from, 4);
   std::memcpy(id.data() + 8, &to, 4);
   return id;
-}
-
-void put32(Bytes& b, uint32_t v) {
-  const size_t at = b.size();
-  b.resize(at + 4);
-  std::memcpy(b.data() + at, &v, 4);
 }
 
 class Exchange {
@@ -226,15 +201,9 @@ class Exchange {
   // Round k: our first count(k) descriptions (ours and on) to to(k), as many from from(k) (its and on).
   Status round(int k) {
     const int c = count(k);
-    Bytes frame;
-    put32(frame, 0);
-    for (int i = 0; i < c; ++i) {
-      const Bytes& b = all_[static_cast<size_t>((x_.rank + i) % n())];
-      put32(frame, static_cast<uint32_t>(b.size()));
-      frame.insert(frame.end(), b.begin(), b.end());
-    }
-    const uint32_t body = static_cast<uint32_t>(frame.size() - 4);
-    std::memcpy(frame.data(), &body, 4);
+    std::vector<const Bytes*> ours;
+    for (int i = 0; i < c; ++i) ours.push_back(&all_[static_cast<size_t>((x_.rank + i) % n())]);
+    const Bytes frame = bootframe::encodeRound(ours);
     const int out = out_[static_cast<size_t>(k)].get(), in = in_[static_cast<size_t>(k)].get();
     size_t sent = 0;
     uint32_t header = 0;
@@ -270,7 +239,7 @@ class Exchange {
           gotHeader += static_cast<size_t>(r);
           if (gotHeader == 4) {
             const bool abort = header == kAbortFrame;
-            const uint64_t most = abort ? kMaxDescription : static_cast<uint64_t>(c) * (4 + kMaxDescription);
+            const uint64_t most = abort ? kMaxDescription : bootframe::maxRoundBody(c);
             if (!abort && header > most)
               return Status(Code::kRemoteError, "bootstrap: " + name(from(k)) + " sent a frame of " +
                                                     std::to_string(header) + " bytes (at most " + std::to_string(most) +
@@ -299,16 +268,11 @@ class Exchange {
       relayed_ = true;
       return decodeFailure(incoming.data() + 4, incoming.size() - 4);
     }
-    Reader rd(incoming);
-    for (int i = 0; i < c; ++i) {
-      const uint32_t len = rd.u32();
-      if (rd.failed() || len >= kMaxDescription || len > incoming.size())
-        return Status(Code::kRemoteError, "bootstrap: a malformed frame from " + name(from(k)));
-      Bytes b(len);
-      rd.raw(b.data(), len);
-      all_[static_cast<size_t>((from(k) + i) % n())] = std::move(b);
-    }
-    if (rd.failed()) return Status(Code::kRemoteError, "bootstrap: a short frame from " + name(from(k)));
+    auto theirs = bootframe::decodeRound(incoming, c);
+    if (!theirs.isOk())
+      return Status(Code::kRemoteError, "bootstrap: " + name(from(k)) + " sent " + theirs.status().message());
+    for (int i = 0; i < c; ++i)
+      all_[static_cast<size_t>((from(k) + i) % n())] = std::move(theirs.value()[static_cast<size_t>(i)]);
     return Status::ok();
   }
 
@@ -322,13 +286,9 @@ class Exchange {
     }
     if (told_) return why;
     const Status failed(why.code(), relayed_ ? why.message() : name(x_.rank) + ": " + why.message());
-    Bytes wire = encodeFailure(failed);
-    if (wire.size() > kMaxDescription) wire.resize(kMaxDescription);
+    const Bytes wire = bootframe::encodeFailure(failed);
     if (!relayed_) x_.store->set(kAbortKey, wire).ignore();
-    Bytes frame;
-    put32(frame, kAbortFrame);
-    put32(frame, static_cast<uint32_t>(wire.size()));
-    frame.insert(frame.end(), wire.begin(), wire.end());
+    const Bytes frame = bootframe::encodeAbort(wire);
     for (size_t k = 0; k < out_.size(); ++k)
       if (out_[k].get() >= 0 && !midFrame_[k]) (void)::send(out_[k].get(), frame.data(), frame.size(), MSG_NOSIGNAL);
     return failed;

@@ -10,6 +10,7 @@
 #include "base/config.h"
 #include "base/hello.h"
 #include "base/wire.h"
+#include "core/bootstrap_frames.h"
 #include "core/liveness_wire.h"
 #include "rendezvous/peer_info.h"
 #include "rendezvous/store_request.h"
@@ -141,6 +142,23 @@ void peerInfoSeeds() {
   put("peer_info", "rank2", w.bytes());
 }
 
+void bootFrameSeeds() {
+  namespace bf = myriad::bootframe;
+  // Round 1 of 4 ranks: 2 descriptions (nranks and an address, as Comm::bootstrap sends them).
+  auto description = [](const std::string& addr) {
+    myriad::Writer w;
+    w.i32(4);
+    w.str(addr);
+    return w.bytes();
+  };
+  const Bytes a = description("10.1.2.3:41000"), b = description("10.1.2.4:41000");
+  const Bytes round = bf::encodeRound({&a, &b});
+  put("boot_frame", "round-of-2", cat({Bytes{1}, Bytes(round.begin() + 4, round.end())}));
+  put("boot_frame", "round-of-2-trailing", cat({Bytes{1}, Bytes(round.begin() + 4, round.end()), Bytes{0}}));
+  const Bytes failure = bf::encodeFailure(myriad::Status(myriad::Code::kInvalidUsage, "rank 3: nranks=5, not 4"));
+  put("boot_frame", "failure", cat({Bytes{0}, failure}));
+}
+
 void ipcHelloSeeds() {
   myriad::ipc::Hello h;
   h.rank = 1;
@@ -216,6 +234,7 @@ int main(int argc, char** argv) {
   livenessSeeds();
   peerInfoSeeds();
   ipcHelloSeeds();
+  bootFrameSeeds();
   helloSeeds();
   topologySeeds();
 #ifdef MYRIAD_HAVE_VERBS_SEEDS

@@ -11,12 +11,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/hello.h"
 #include "base/socket.h"
+#include "core/bootstrap_frames.h"
 #include "rendezvous/store.h"
 
 namespace myriad {
@@ -55,6 +57,49 @@ std::vector<Outcome> exchange(int n, Store& store, int timeoutMs, std::vector<in
   }
   for (auto& t : threads) t.join();
   return out;
+}
+
+// The frames on their own: what a round sends is what the next rank reads, and a frame that says one thing
+// and carries another (a description too long, one missing, bytes left over) is refused by name.
+TEST(BootstrapFrames, RoundsRoundTripAndMalformedOnesAreRefused) {
+  namespace bf = bootframe;
+  const Bytes a = {1, 2, 3}, empty, b(100, 7);
+  const Bytes frame = bf::encodeRound({&a, &empty, &b});
+  uint32_t body = 0;
+  std::memcpy(&body, frame.data(), 4);
+  ASSERT_EQ(body, frame.size() - 4);
+  const Bytes wire(frame.begin() + 4, frame.end());
+  auto got = bf::decodeRound(wire, 3);
+  ASSERT_TRUE(got.isOk()) << got.status().message();
+  EXPECT_EQ(got.value(), (std::vector<Bytes>{a, empty, b}));
+
+  auto refused = [&](const Bytes& bytes, int count, const std::string& says) {
+    auto r = bf::decodeRound(bytes, count);
+    EXPECT_EQ(r.status().code(), Code::kRemoteError) << says;
+    EXPECT_NE(r.status().message().find(says), std::string::npos) << r.status().message();
+  };
+  refused(wire, 4, "description 3 of 4");                                 // one missing
+  refused(Bytes(wire.begin(), wire.end() - 1), 3, "description 2 of 3");  // cut short
+  Bytes extra = wire;
+  extra.push_back(0);
+  refused(extra, 3, "1 bytes after its 3 descriptions");
+  Bytes huge(4 + 8, 0);
+  const uint32_t tooLong = bf::kMaxDescription;
+  std::memcpy(huge.data(), &tooLong, 4);
+  refused(huge, 1, "description 0 of 1");
+  refused(Bytes(bf::maxRoundBody(1) + 1, 0), 1, "for 1 descriptions");
+
+  const Status why(Code::kInvalidUsage, "rank 3 was started with nranks=5");
+  const Bytes failure = bf::encodeFailure(why);
+  const Status back = bf::decodeFailure(failure.data(), failure.size());
+  EXPECT_EQ(back.code(), Code::kInvalidUsage);
+  EXPECT_EQ(back.message(), why.message());
+  Bytes unknown = failure;
+  unknown[0] = 0x7f;  // no code a failure carries: a remote error, with its reason
+  EXPECT_EQ(bf::decodeFailure(unknown.data(), unknown.size()).code(), Code::kRemoteError);
+  EXPECT_EQ(bf::decodeFailure(unknown.data(), 3).code(), Code::kRemoteError);
+  const Bytes abort = bf::encodeAbort(Bytes(bf::kMaxDescription + 10, 'x'));
+  EXPECT_EQ(abort.size(), 8 + bf::kMaxDescription);  // cut to what a reader accepts
 }
 
 TEST(BootstrapAllGather, EveryRankGetsEveryDescriptionInOrder) {
