@@ -6,8 +6,16 @@
 //          move among the ranks in ceil(log2 n) rounds of Bruck's all-gather.
 // Descriptions are real PeerInfo encodings (addresses filled in). Prints one row per (scheme, n): wall time of
 // the exchange, bytes set into and read from the store, and the bytes of descriptions each rank ends with.
-//   myriad_bootstrap_bench [N ...]        (default 2 4 8 ... 1024)
+//   myriad_bootstrap_bench [N ...]                (default 2 4 8 ... 1024)
+//   myriad_bootstrap_bench --procs P [N ...]      Bruck only, the ranks as threads of P forked processes over
+//                                                 the real TCP store (its server in this process, a client
+//                                                 and its authenticated hello per rank, as in a job): one
+//                                                 process's descriptors hold ~900 ranks; P of them hold P times
+//                                                 as many. Adds the largest resident memory of a process over
+//                                                 its ranks.
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -25,14 +33,19 @@
 #include "core/bootstrap_allgather.h"
 #include "rendezvous/peer_info.h"
 #include "rendezvous/store.h"
+#include "rendezvous/tcp_store.h"
+#include "rendezvous/unique_id.h"
 
 using namespace myriad;
 
 namespace {
 
-// A store that counts the bytes of the values set into it and read from it (what its host serves).
+// A store that counts the bytes of the values set into it and read from it (what its host serves): over
+// memory, or in front of a TCP store client (then each rank counts its own, and the sum is the server's).
 class CountingStore final : public Store {
  public:
+  CountingStore() : own_(std::make_unique<MemoryStore>()), inner_(*own_) {}
+  explicit CountingStore(std::unique_ptr<Store> inner) : own_(std::move(inner)), inner_(*own_) {}
   Status set(const std::string& key, const Bytes& value) override {
     in_ += value.size();
     return inner_.set(key, value);
@@ -47,12 +60,13 @@ class CountingStore final : public Store {
     if (r.isOk()) out_ += r.value().size();
     return r;
   }
-  std::string describe() const override { return "counting memory store"; }
+  std::string describe() const override { return "counting " + inner_.describe(); }
   uint64_t in() const { return in_; }
   uint64_t out() const { return out_; }
 
  private:
-  MemoryStore inner_;
+  std::unique_ptr<Store> own_;
+  Store& inner_;
   std::atomic<uint64_t> in_{0}, out_{0};
 };
 
@@ -138,11 +152,125 @@ Row run(bool ring, int n) {
   return row;
 }
 
+// What a forked group of ranks reports to the parent through its pipe.
+struct GroupReport {
+  uint64_t in = 0, out = 0, held = 0;
+  long maxRssKb = 0;
+  char error[256] = "";
+};
+
+// Ranks [first, first + count) of n as threads of this (forked) process, each with its own TCP store client.
+GroupReport runGroup(const SockAddr& root, const Secret& secret, int first, int count, int n) {
+  std::vector<std::thread> threads;
+  std::atomic<uint64_t> in{0}, out{0}, held{0};
+  std::mutex m;
+  GroupReport rep;
+  for (int r = first; r < first + count; ++r) {
+    threads.emplace_back([&, r] {
+      CountingStore store(std::make_unique<TcpStore>(root, secret, 600000));
+      BootstrapExchange x;
+      x.store = &store, x.rank = r, x.nranks = n, x.ifname = "lo", x.timeoutMs = 600000;
+      x.key = auth::deriveKey(secret.data(), secret.size(), "myriad bootstrap hello v1 bench");
+      auto all = bootstrapAllGather(x, description(r, n));
+      uint64_t mine = 0;
+      if (all.isOk()) {
+        for (int p = 0; p < n && all.isOk(); ++p)  // every rank's description, each where it belongs
+          if (all.value()[static_cast<size_t>(p)] != description(p, n))
+            all = Status(Code::kInternalError, "the description of rank " + std::to_string(p) + " is wrong");
+        if (all.isOk())
+          for (const Bytes& b : all.value()) mine += b.size();
+      }
+      uint64_t seen = held.load();
+      while (mine > seen && !held.compare_exchange_weak(seen, mine)) {
+      }
+      in += store.in(), out += store.out();
+      if (!all.isOk()) {
+        std::lock_guard<std::mutex> lock(m);
+        if (!rep.error[0])
+          std::snprintf(rep.error, sizeof rep.error, "rank %d: %s", r, all.status().toString().c_str());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  rep.in = in, rep.out = out, rep.held = held;
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  rep.maxRssKb = ru.ru_maxrss;
+  return rep;
+}
+
+// n ranks in `procs` forked groups over a TCP store served here. Returns false (and says why) on a failure.
+bool runForked(int n, int procs) {
+  SockAddr root = SockAddr::parse("127.0.0.1:0").value();
+  const Secret secret = randomSecret();
+  Status s = startTcpStoreServer(&root, secret);
+  if (!s.isOk()) {
+    std::fprintf(stderr, "myriad_bootstrap_bench: store: %s\n", s.toString().c_str());
+    return false;
+  }
+  procs = std::min(procs, n);
+  std::vector<std::pair<pid_t, int>> kids;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int g = 0; g < procs; ++g) {
+    const int first = static_cast<int>(static_cast<long long>(n) * g / procs);
+    const int last = static_cast<int>(static_cast<long long>(n) * (g + 1) / procs);
+    int fd[2];
+    if (pipe(fd) != 0) return false;
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(fd[0]);
+      GroupReport rep = runGroup(root, secret, first, last - first, n);
+      const bool ok = write(fd[1], &rep, sizeof rep) == static_cast<ssize_t>(sizeof rep);
+      _exit(ok && !rep.error[0] ? 0 : 1);
+    }
+    close(fd[1]);
+    kids.emplace_back(pid, fd[0]);
+  }
+  GroupReport sum;
+  long worstRssPerRankKb = 0;
+  bool ok = true;
+  for (size_t g = 0; g < kids.size(); ++g) {
+    GroupReport rep;
+    const bool got = read(kids[g].second, &rep, sizeof rep) == static_cast<ssize_t>(sizeof rep);
+    close(kids[g].second);
+    int status = 0;
+    waitpid(kids[g].first, &status, 0);
+    if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "myriad_bootstrap_bench: %d ranks, group %zu: %s\n", n, g,
+                   got && rep.error[0] ? rep.error : "exited without a report");
+      ok = false;
+      continue;
+    }
+    const int first = static_cast<int>(static_cast<long long>(n) * static_cast<long long>(g) / procs);
+    const int last = static_cast<int>(static_cast<long long>(n) * static_cast<long long>(g + 1) / procs);
+    sum.in += rep.in, sum.out += rep.out, sum.held = std::max(sum.held, rep.held);
+    worstRssPerRankKb = std::max(worstRssPerRankKb, rep.maxRssKb / std::max(1, last - first));
+  }
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!ok) return false;
+  std::printf("%7d  %-5s  %10.1f  %14llu  %14llu  %14llu  %6d  %12ld\n", n, "bruck", ms,
+              static_cast<unsigned long long>(sum.in), static_cast<unsigned long long>(sum.out),
+              static_cast<unsigned long long>(sum.held), procs, worstRssPerRankKb);
+  std::fflush(stdout);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  int procs = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--procs") == 0 && i + 1 < argc) {
+      procs = std::atoi(argv[++i]);
+      if (procs < 1) {
+        std::fprintf(stderr, "myriad_bootstrap_bench: --procs %s: not a process count\n", argv[i]);
+        return 2;
+      }
+      continue;
+    }
+    sizes.push_back(std::atoi(argv[i]));
+  }
   if (sizes.empty())
     for (int n = 2; n <= 1024; n *= 2) sizes.push_back(n);
   // 1 + 2 ceil(log2 n) sockets per rank, all in this process: as many descriptors as the system lets us have.
@@ -153,6 +281,17 @@ int main(int argc, char** argv) {
       fds.rlim_cur = fds.rlim_max;
       setrlimit(RLIMIT_NOFILE, &fds);
     }
+  }
+  if (procs > 0) {
+    std::printf(
+        "# peer-description exchange at init, ranks as threads of %d forked processes over a TCP store "
+        "(%zu-byte descriptions)\n",
+        procs, description(0, 2).size());
+    std::printf("%7s  %-5s  %10s  %14s  %14s  %14s  %6s  %12s\n", "ranks", "kind", "wall ms", "store in B",
+                "store out B", "held/rank B", "procs", "rss/rank KiB");
+    for (int n : sizes)
+      if (n >= 1 && !runForked(n, procs)) return 1;
+    return 0;
   }
   std::printf("# peer-description exchange at init, ranks as threads (%zu-byte descriptions)\n",
               description(0, 2).size());
