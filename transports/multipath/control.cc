@@ -32,15 +32,12 @@ int ControlLoop::round(const std::vector<PathRound>& paths, double seconds) {
   ++rounds_;
   double total = 0;
   int actives = 0;
-  std::vector<double> now(paths.size(), 0);  // this round's median service time per path (0: no sample)
-  for (size_t i = 0; i < paths.size(); ++i) {
-    const PathRound& r = paths[i];
+  for (const PathRound& r : paths) {
     PathView& v = views_[r.slot];
     double tput = seconds > 0 ? static_cast<double>(r.bytes) / seconds : 0;
     v.throughput = v.samples == 0 ? tput : (1 - p_.alpha) * v.throughput + p_.alpha * tput;
     if (!r.serviceSec.empty()) {
       double s = median(r.serviceSec);
-      now[i] = s;
       v.service = v.samples == 0 ? s : (1 - p_.alpha) * v.service + p_.alpha * s;
       ++v.samples;
     }
@@ -54,39 +51,23 @@ int ControlLoop::round(const std::vector<PathRound>& paths, double seconds) {
 
   int worst = -1;
   double worstRatio = 0;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    const PathRound& r = paths[i];
+  for (const PathRound& r : paths) {
     if (!r.active) continue;
     PathView& v = views_[r.slot];
-    bool bad = false, unjudged = false;
+    bool bad = false;
     double ratio = 0;
     if (v.samples >= 2) {
-      // Slow is judged on the average AND on this round alone: one retransmission timeout (200 ms and more
-      // behind a loss) lifts the average for several rounds, which must not count as several slow rounds.
-      // A round without a sample of the path's own neither counts nor clears (the throughput test below
-      // and the stall check cover a path that delivers nothing).
-      auto slower = [&](double than) { return than > 0 && v.service > p_.latencyFactor * than; };
-      auto slowerNow = [&](double than) { return now[i] > p_.latencyFactor * than; };
       double sib = siblingsMedian(r.slot, paths, true);
-      if (slower(sib)) {
-        if (now[i] == 0)
-          unjudged = true;
-        else if (slowerNow(sib))
-          bad = true, ratio = v.service / sib;
-      }
+      if (sib > 0 && v.service > p_.latencyFactor * sib) bad = true, ratio = v.service / sib;
       for (const PathRound& s : paths) {  // a spare scout that shows a clearly faster path exists
         const PathView* sv = view(s.slot);
-        if (s.active || !sv || sv->samples < 2 || !slower(sv->service)) continue;
-        if (now[i] == 0)
-          unjudged = true;
-        else if (slowerNow(sv->service))
-          bad = true, ratio = std::max(ratio, v.service / sv->service);
+        if (s.active || !sv || sv->samples < 2 || sv->service <= 0) continue;
+        if (v.service > p_.latencyFactor * sv->service) bad = true, ratio = std::max(ratio, v.service / sv->service);
       }
       double share = actives > 0 ? peer_ / actives : 0;
       if (actives > 1 && peer_ < p_.lineFraction * peak_ && v.throughput < p_.shareFactor * share)
         bad = true, ratio = std::max(ratio, share / std::max(v.throughput, 1.0));
     }
-    if (unjudged && !bad) continue;
     v.lastBad = bad;
     v.bad = bad ? v.bad + 1 : 0;
     if (v.bad >= p_.badRounds && ratio > worstRatio) worst = r.slot, worstRatio = ratio;

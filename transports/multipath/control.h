@@ -1,9 +1,8 @@
 // ControlLoop: the PLB-style decisions of one path set, from measurements only (no I/O, no clock), so tests
 // script them. Each round (a few chunk acknowledgements per path) feeds per-path throughput and per-chunk
-// service time into EWMAs. A path is bad only relative to its siblings: its service time (average, and this
-// round's own median) exceeds 1.5x the median of the other active paths (or of a spare scout that shows a
-// faster path exists), or its throughput is well under its share while the peer runs below the best rate it
-// has shown; never on absolute congestion.
+// service time into EWMAs. A path is bad only relative to its siblings: its service time exceeds 1.5x the
+// median of the other active paths (or of a spare scout that shows a faster path exists), or its throughput
+// is well under its share while the peer runs below the best rate it has shown; never on absolute congestion.
 // Bad for 3 rounds in a row -> re-path: at most one path per round, with probability 1/2, then a hold-down
 // (also when no spare was worth moving to: declined()).
 // Damping: a re-path is judged when its hold-down ends. Every second re-path in a row that did not raise the
