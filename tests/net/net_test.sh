@@ -122,8 +122,11 @@ case $scenario in
   flat)
     # No elephant, no failure: a flat fabric. Rank 0's four active paths are pinned two to each spine; with
     # the default path set (MYRIAD_NET_PATHS=auto) its bytes must spread over both spines (the lanes pull
-    # evenly), nothing may be re-pathed or re-rolled (no churn on a link with nothing to avoid), and the path
-    # set must stand down (spares closed) once its paths have measured alike for a while.
+    # evenly), paths must not churn on a link with nothing to avoid, and the path set must stand down (spares
+    # closed) once its paths have measured alike for a while. One move is not churn: a path whose first
+    # chunks wait out a retransmission timeout in slow start can look slow for a few rounds and be moved once
+    # (then 3 paths share a spine: 25 % of the bytes on the other); churn is moves again and again, or none of
+    # the bytes on a spine (docs/design/multipath.md).
     "$FABRIC" up "$fab" --leaves 2 --hosts 1 --spines 2 --rate 300mbit
     lport=$((30000 + RANDOM % 1000))
     ports=$( ("$FABRIC" probe "$fab" 0.0 1.0 "$lport" 0 2; "$FABRIC" probe "$fab" 0.0 1.0 "$lport" 1 2) | paste -sd, -)
@@ -137,15 +140,16 @@ case $scenario in
     a=$((after[0] - before[0]))
     b=$((after[1] - before[1]))
     echo "net: bytes from leaf 0: spine 0 $a, spine 1 $b"
-    [ "$a" -gt $(((a + b) * 3 / 10)) ] && [ "$b" -gt $(((a + b) * 3 / 10)) ] ||
+    [ "$a" -gt $(((a + b) / 5)) ] && [ "$b" -gt $(((a + b) / 5)) ] ||
       { echo "net: the path set's bytes did not spread over both spines"; exit 1; }
     summary=$(grep -h "^# paths rank 0 -> peer 1" "$out/run/rank0.log" | tail -1)
     [ -n "$summary" ] || { echo "net: no path telemetry printed"; exit 1; }
-    echo "$summary" | grep -q " 0 re-paths, 0 spares re-rolled, 0 quarantined" ||
+    moves=$(echo "$summary" | sed -n 's/.* \([0-9]*\) re-paths, \([0-9]*\) spares re-rolled, 0 quarantined.*/\1 + \2/p')
+    [ -n "$moves" ] && [ $((moves)) -le 1 ] ||
       { echo "net: paths churned on a flat fabric: $summary"; exit 1; }
     grep -q "standing down" "$out/run/rank0.log" ||
       { echo "net: the path set did not stand down on a flat fabric"; exit 1; }
-    echo "net: flat fabric: bytes spread over both spines, no re-path or re-roll, stood down"
+    echo "net: flat fabric: bytes spread over both spines, $((moves)) path moved (at most one), stood down"
     ;;
   cut)
     hosts="0.0 1.0 0.1 1.1"

@@ -206,9 +206,11 @@ int runRound(ControlLoop& c, const std::vector<double>& service, const std::vect
   return c.round(r, 0.01);
 }
 
+// Scripted rounds judge a path from its second round of samples on (the transports wait longer).
 ControlParams certain() {
   ControlParams p;
   p.repathProbability = 1;
+  p.judgeAfterSamples = 2;
   return p;
 }
 
@@ -219,6 +221,28 @@ TEST(MultipathControl, SlowPathIsRepathedAfterThreeRounds) {
   EXPECT_EQ(runRound(c, s), -1);  // bad from the second round on (needs two samples)
   EXPECT_EQ(runRound(c, s), -1);
   EXPECT_EQ(runRound(c, s), 3);
+}
+
+TEST(MultipathControl, AFreshPathsFirstRoundsAreNotJudged) {
+  // A retransmission timeout in slow start: path 3's first chunks wait 200 ms, then it is as fast as the
+  // others. Its average stays above 1.5x theirs for about 7 rounds; judged from round 2 that is a re-path on
+  // a flat fabric, judged from round 8 (the transports' setting) it is nothing.
+  ControlParams p = certain();
+  std::vector<double> fast = {0.015, 0.015, 0.015, 0.015}, late = {0.015, 0.015, 0.015, 0.2};
+  ControlLoop early(p, 1);
+  int got = runRound(early, late);
+  for (int i = 0; i < 12 && got < 0; ++i) got = runRound(early, fast);
+  EXPECT_EQ(got, 3);  // the old setting re-paths it
+  p.judgeAfterSamples = ControlParams{}.judgeAfterSamples;
+  ControlLoop patient(p, 1);
+  EXPECT_EQ(runRound(patient, late), -1);
+  for (int i = 0; i < 30; ++i) EXPECT_EQ(runRound(patient, fast), -1) << "round " << i;
+  // A path that stays slow is still named once it has been watched that long.
+  ControlLoop slow(p, 1);
+  int named = -1, rounds = 0;
+  for (; rounds < 20 && named < 0; ++rounds) named = runRound(slow, late);
+  EXPECT_EQ(named, 3);
+  EXPECT_EQ(rounds, p.judgeAfterSamples + p.badRounds - 1);
 }
 
 TEST(MultipathControl, AllSiblingsSlowNothingMoves) {

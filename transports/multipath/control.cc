@@ -56,7 +56,7 @@ int ControlLoop::round(const std::vector<PathRound>& paths, double seconds) {
     PathView& v = views_[r.slot];
     bool bad = false;
     double ratio = 0;
-    if (v.samples >= 2) {
+    if (v.samples >= p_.judgeAfterSamples) {
       double sib = siblingsMedian(r.slot, paths, true);
       if (sib > 0 && v.service > p_.latencyFactor * sib) bad = true, ratio = v.service / sib;
       for (const PathRound& s : paths) {  // a spare scout that shows a clearly faster path exists

@@ -19,11 +19,15 @@
 namespace myriad::mp {
 
 struct ControlParams {
-  double alpha = 0.3;              // EWMA weight of the newest round
-  double latencyFactor = 1.5;      // bad: service time > this x the siblings' median
-  double shareFactor = 0.5;        // bad: throughput < this x its share ...
-  double lineFraction = 0.9;       // ... while the peer is under this fraction of its best rate
-  int badRounds = 3;               // consecutive bad rounds before a re-path
+  double alpha = 0.3;          // EWMA weight of the newest round
+  double latencyFactor = 1.5;  // bad: service time > this x the siblings' median
+  double shareFactor = 0.5;    // bad: throughput < this x its share ...
+  double lineFraction = 0.9;   // ... while the peer is under this fraction of its best rate
+  int badRounds = 3;           // consecutive bad rounds before a re-path
+  // Rounds with samples before a path is judged at all: a fresh path's first rounds (slow start, and a
+  // retransmission timeout behind an early loss lifts its average for ~7 rounds) say nothing about its path
+  // (at 2, a flat fabric re-pathed a healthy path in a third of the runs beside a busy CPU).
+  int judgeAfterSamples = 8;
   int holdDownRounds = 6;          // rounds after a re-path in which no other path of the peer moves ...
   int maxBackoff = 4;              // ... doubled (up to 2^this) per 2 re-paths in a row that did not raise
   double gainFactor = 1.05;        // the peer's throughput by this factor by the end of their hold-downs

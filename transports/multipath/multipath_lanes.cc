@@ -11,8 +11,10 @@ namespace myriad::mp {
 namespace {
 constexpr double kSpareGain = 1.25;  // a spare is worth moving to when its chunks are served this much faster
 // A lane that has not opened by then is given up for another port (its SYN may hash onto a dead spine):
-// 8x the slowest open seen toward this peer, within [0.2 s, 1 s] (1 s until one has opened).
-constexpr double kOpenTimeoutMinSec = 0.2, kOpenTimeoutMaxSec = 1.0;
+// 8x the slowest open seen toward this peer, within [0.2 s, 1 s]; 3 s until one has opened, past the
+// kernel's first SYN retransmission (1 s): at 1 s, a SYN lost at start gave up a pinned port at the very
+// moment its retry went out (net_flat: a preset port replaced by a random one, once in six runs).
+constexpr double kOpenTimeoutMinSec = 0.2, kOpenTimeoutMaxSec = 1.0, kFirstOpenTimeoutSec = 3.0;
 constexpr auto kReopenBackoff = std::chrono::milliseconds(20);
 constexpr auto kBackCheckEvery = std::chrono::milliseconds(100);
 constexpr double kLoneStallSec = 3.0;
@@ -100,7 +102,7 @@ Status MultipathConnection::adoptIncoming() {
 }
 
 double MultipathConnection::openTimeoutSec() const {
-  if (!everReady_) return kOpenTimeoutMaxSec;
+  if (!everReady_) return kFirstOpenTimeoutSec;
   return std::clamp(8 * slowestOpenSec_, kOpenTimeoutMinSec, kOpenTimeoutMaxSec);
 }
 
