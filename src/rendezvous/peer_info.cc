@@ -12,6 +12,13 @@
 
 namespace myriad {
 namespace {
+std::string bootId() {
+  std::string boot;
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::getline(f, boot);
+  return boot;
+}
+
 uint64_t nsInode(const char* path) {
   struct stat st {};
   return stat(path, &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
@@ -29,9 +36,7 @@ uint64_t localPidNamespace() {
 }
 
 std::string localMachineId() {
-  std::string boot;
-  std::ifstream f("/proc/sys/kernel/random/boot_id");
-  std::getline(f, boot);
+  const std::string boot = bootId();
   return boot.empty() ? "host:" + localHostname() : boot;
 }
 
@@ -44,10 +49,7 @@ int localCores() {
 
 std::string localHostId(const Config& config) {
   if (!config.hostId.empty()) return config.hostId;
-  std::string boot;
-  std::ifstream f("/proc/sys/kernel/random/boot_id");
-  std::getline(f, boot);
-  return boot + "/" + localHostname() + "/net:" + std::to_string(nsInode("/proc/self/ns/net"));
+  return bootId() + "/" + localHostname() + "/net:" + std::to_string(nsInode("/proc/self/ns/net"));
 }
 
 void PeerInfo::encode(Writer& w) const {
