@@ -209,7 +209,11 @@ bool runForked(int n, int procs) {
     return false;
   }
   procs = std::min(procs, n);
-  std::vector<std::pair<pid_t, int>> kids;
+  struct Kid {
+    pid_t pid;
+    int fd, first, last;  // its pipe, and its ranks [first, last)
+  };
+  std::vector<Kid> kids;
   const auto t0 = std::chrono::steady_clock::now();
   for (int g = 0; g < procs; ++g) {
     const int first = static_cast<int>(static_cast<long long>(n) * g / procs);
@@ -227,27 +231,25 @@ bool runForked(int n, int procs) {
       _exit(ok && !rep.error[0] ? 0 : 1);
     }
     close(fd[1]);
-    kids.emplace_back(pid, fd[0]);
+    kids.push_back({pid, fd[0], first, last});
   }
   GroupReport sum;
   long worstRssPerRankKb = 0;
   bool ok = true;
   for (size_t g = 0; g < kids.size(); ++g) {
     GroupReport rep;
-    const bool got = read(kids[g].second, &rep, sizeof rep) == static_cast<ssize_t>(sizeof rep);
-    close(kids[g].second);
+    const bool got = read(kids[g].fd, &rep, sizeof rep) == static_cast<ssize_t>(sizeof rep);
+    close(kids[g].fd);
     int status = 0;
-    waitpid(kids[g].first, &status, 0);
+    waitpid(kids[g].pid, &status, 0);
     if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       std::fprintf(stderr, "myriad_bootstrap_bench: %d ranks, group %zu: %s\n", n, g,
                    got && rep.error[0] ? rep.error : "exited without a report");
       ok = false;
       continue;
     }
-    const int first = static_cast<int>(static_cast<long long>(n) * static_cast<long long>(g) / procs);
-    const int last = static_cast<int>(static_cast<long long>(n) * static_cast<long long>(g + 1) / procs);
     sum.in += rep.in, sum.out += rep.out, sum.held = std::max(sum.held, rep.held);
-    worstRssPerRankKb = std::max(worstRssPerRankKb, rep.maxRssKb / std::max(1, last - first));
+    worstRssPerRankKb = std::max(worstRssPerRankKb, rep.maxRssKb / std::max(1, kids[g].last - kids[g].first));
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!ok) return false;
