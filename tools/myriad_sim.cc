@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   CLI::App app{"myriad-sim: the library's own plans in virtual time over a leaf-spine fabric model"};
   FabricSpec fab;
   std::string collective = "all_reduce", bytesText = "1M", algo;
-  double linkGbps = 100, spineGbps = 0, latencyUs = kDefaultLinkLatency * 1e6;
+  double linkGbps = 100, spineGbps = 0, latencyUs = kDefaultLinkLatency * 1e6, payloadFraction = 1;
   int paths = 1;
   bool json = false;
   app.add_option("--ranks", fab.nranks, "ranks of the call")->required()->check(CLI::Range(1, 1 << 17));
@@ -125,6 +125,11 @@ int main(int argc, char** argv) {
                  "leaf-spine link speed, Gb/s (default: --link-gbps; lower it to "
                  "oversubscribe)");
   app.add_option("--latency-us", latencyUs, "per-hop latency, µs")->capture_default_str();
+  app.add_option("--payload-fraction", payloadFraction,
+                 "share of a NIC or leaf-spine link's rate that carries payload, the rest being frame and packet "
+                 "headers (TCP in 1,500-byte Ethernet frames: 1448/1514 = 0.956, preamble and gap not counted)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
   app.add_option("--seed", fab.seed, "ECMP and port seed")->capture_default_str();
   app.add_flag("--same-leaf-seeds", fab.sameLeafSeeds, "every leaf hashes with one seed (polarisation)");
   app.add_option("--paths", paths, "paths per connection (the multipath transport's path count)")
@@ -153,6 +158,12 @@ int main(int argc, char** argv) {
   app.add_option("--trace", tracePath,
                  "write every step of every rank as a Chrome trace (Perfetto, chrome://tracing) to this file; "
                  "for runs of at most 2 million steps");
+  double eagerMiB = kDefaultEagerBytes / (1 << 20);
+  app.add_option("--eager-mib", eagerMiB,
+                 "MiB a connection carries ahead of the receives posted for them (its socket buffers); a message "
+                 "that does not fit waits for its receive; 0: every message does")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   bool profile = false;
   app.add_flag("--profile", profile, "print where the simulator's own time goes (plan, run, rerates) on stderr");
   CLI11_PARSE(app, argc, argv);
@@ -173,8 +184,8 @@ int main(int argc, char** argv) {
   }
   call.nranks = fab.nranks, call.ranksPerHost = fab.ranksPerHost, call.algo = algo;
   fab.linkLatency = latencyUs * 1e-6;
-  fab.nicBytesPerSec = linkGbps * 1e9 / 8;
-  fab.spineBytesPerSec = (spineGbps > 0 ? spineGbps : linkGbps) * 1e9 / 8;
+  fab.nicBytesPerSec = linkGbps * 1e9 / 8 * payloadFraction;
+  fab.spineBytesPerSec = (spineGbps > 0 ? spineGbps : linkGbps) * 1e9 / 8 * payloadFraction;
   auto fabric = Fabric::make(fab);
   if (!fabric.isOk()) return fail(fabric.status());
   std::vector<Elephant> background;
@@ -195,6 +206,7 @@ int main(int argc, char** argv) {
   VirtualExecutor exec(fabric.value(), paths, background);
   exec.traceSteps(!tracePath.empty());
   exec.failures(failures);
+  exec.eagerBytes(eagerMiB * (1 << 20));
   auto res = exec.run(planned.value().schedules);
   if (!res.isOk()) return fail(res.status());
   if (!tracePath.empty()) {

@@ -133,6 +133,43 @@ TEST(WhatRan, ForcedAlgorithmIsTheOneThatRan) {
   }
 }
 
+// Connections open lazily, to the peers a plan uses: after a ring all-reduce on 6 ranks each rank is
+// connected to its two ring neighbours and to nobody else; an all-to-all then connects it to every peer.
+TEST(WhatRan, ConnectionsOpenOnlyToThePeersAPlanUses) {
+  constexpr int n = 6;
+  const ForkOutcome out = forkRanks(
+      n,
+      [&](int rank, const myrUniqueId& id) {
+        useTransport(Transport::kTcp);
+        setenv("MYRIAD_NET_PATHS", "1", 1);
+        forceAlgorithms("allreduce.ring,alltoall.pairwise");
+        return runInChild(n, rank, id, false, [&](myrComm_t comm, myrStream_t stream) -> std::string {
+          const std::string err = runAllReduceCase(comm, rank, n, {myrFloat32, myrSum, 4096, false}, stream, 5);
+          if (!err.empty()) return err;
+          std::string text = debugPeers(comm);
+          for (int peer = 0; peer < n; ++peer) {
+            if (peer == rank) continue;
+            const bool neighbour = peer == (rank + 1) % n || peer == (rank + n - 1) % n;
+            const bool open = peerLine(text, peer).rfind("tcp: ", 0) == 0;
+            if (open != neighbour)
+              return "after a ring all-reduce, peer " + std::to_string(peer) + (open ? " is" : " is not") +
+                     " connected; myrDebugPeers said:\n" + text;
+          }
+          std::vector<float> send(n * 64, 1.0f), recv(n * 64, 0.0f);
+          myrResult_t res = myrAllToAll(send.data(), recv.data(), 64, myrFloat32, comm, stream);
+          if (res != myrSuccess) return resultText("myrAllToAll", res, comm);
+          text = debugPeers(comm);
+          for (int peer = 0; peer < n; ++peer)
+            if (peer != rank && peerLine(text, peer).rfind("tcp: ", 0) != 0)
+              return "after an all-to-all, peer " + std::to_string(peer) + " is not connected; myrDebugPeers said:\n" +
+                     text;
+          return "";
+        });
+      },
+      60s);
+  EXPECT_TRUE(out.allSucceeded()) << out.setupError << out.describeFailures();
+}
+
 #ifdef MYRIAD_TEST_TUNER_PLUGIN_DIR
 // MYRIAD_TUNER_PLUGIN: the test plugin (tests/unit/tuner_test_plugin.c) picks allreduce.tree, which the
 // model would not choose for a small all-reduce on two ranks, and that is what runs.

@@ -5,9 +5,10 @@
 # the spines, never churns and stands down (flat); a spine link cut mid-run stays correct; a host cut off
 # without a reset is named by every survivor within 3 s (cutoff); a data path dropped while every process
 # lives fails as stuck after MYRIAD_STALL_TIMEOUT_MS, not as a death (stuck); mpirun with a hostfile across the
-# hosts runs a perf binary bootstrapped by MPI (mpirun). Exits 77 (skip) only when it
+# hosts runs a perf binary bootstrapped by MPI (mpirun); myriad-sim predicts a ring all-reduce on the fabric within
+# 10 % (sim). Exits 77 (skip) only when it
 # cannot make namespaces (not root, or no netns support), and says so.
-#   net_test.sh BUILD_DIR SCENARIO   (SCENARIO: paths | elephant | flat | cut | cutoff | stuck | mpirun)
+#   net_test.sh BUILD_DIR SCENARIO   (SCENARIO: paths | elephant | flat | cut | cutoff | stuck | mpirun | sim)
 #   NET_MPIRUN: the mpirun of the benchmarks' MPI (mpirun scenario; tests/net/CMakeLists.txt sets it)
 #   NET_TRIALS=N: trials of cutoff (default 4; the victim rotates over ranks 1, 2, 3 and 0, the store's host)
 set -euo pipefail
@@ -292,6 +293,13 @@ case $scenario in
     echo "net: bytes from leaf 0 over the spines during the run: $crossed"
     [ "$crossed" -gt $((4 << 20)) ] || { echo "net: the data did not cross the fabric"; exit 1; }
     echo "net: mpirun -np 4 with a hostfile across 4 hosts: correct, id by MPI_Bcast, data over the fabric"
+    ;;
+  sim)
+    # myriad-sim against the same call on the fabric (benchmarks/sim-vs-fabric): a ring all-reduce of 4 MiB on
+    # 4 hosts under 2 leaves, alone and beside an elephant on the spine; measured within 10 % of predicted.
+    "$NET_DIR/../../benchmarks/sim-vs-fabric" --build "$build" --rounds 1 --sizes 4M \
+      --calls all_reduce:allreduce.ring --check 0.10
+    echo "net: myriad-sim's ring all-reduce within 10 % of the emulated fabric, with and without an elephant"
     ;;
   *)
     echo "net: unknown scenario $scenario"

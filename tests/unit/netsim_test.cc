@@ -208,6 +208,38 @@ TEST(NetsimRun, AnElephantOnItsSpineHalvesAFlow) {
   EXPECT_NEAR(elsewhere.value().seconds, wire + latency, 1e-9);
 }
 
+// A send posted before its receive: its bytes travel into the receiver's socket buffers while the receiver
+// is busy (a copy twice the message's wire time), so the receive completes as soon as it is posted and the
+// send as soon as it is written. Without buffers (eagerBytes 0), or with a message larger than they hold,
+// the bytes wait for the receive and arrive a wire time and a latency after it.
+TEST(NetsimRun, AMessageSentAheadOfItsReceiveWaitsInTheSocketBuffers) {
+  FabricSpec spec;
+  spec.nranks = 2, spec.hostsPerLeaf = 2, spec.spines = 1;
+  auto fabric = Fabric::make(spec);
+  ASSERT_TRUE(fabric.isOk());
+  const double latency = 2 * spec.linkLatency;
+  for (size_t bytes : {size_t{1} << 20, size_t{16} << 20}) {
+    const double wire = static_cast<double>(bytes) / spec.nicBytesPerSec;
+    const size_t copyBytes = static_cast<size_t>(wire * spec.memBytesPerSec);  // touches 2x: 2 wire times
+    const double busy = 2.0 * static_cast<double>(copyBytes) / spec.memBytesPerSec;
+    std::vector<Schedule> plans(2);
+    plans[0].send(1, Schedule::sendBuf(), bytes);
+    Schedule::Step copy = plans[1].copy(Schedule::recvBuf(), Schedule::sendBuf(), copyBytes);
+    plans[1].recv(0, Schedule::recvBuf(), bytes, {copy});
+    for (double eager : {0.0, kDefaultEagerBytes}) {
+      VirtualExecutor exec(fabric.value(), 1);
+      exec.eagerBytes(eager);
+      auto res = exec.run(plans);
+      ASSERT_TRUE(res.isOk()) << res.status().toString();
+      const bool ahead = eager >= static_cast<double>(bytes);
+      EXPECT_NEAR(res.value().rankFinish[1], ahead ? busy : busy + wire + latency, 1e-9)
+          << bytes << " bytes, eager window " << eager;
+      EXPECT_NEAR(res.value().rankFinish[0], ahead ? 0 : busy + wire + latency, 1e-9)
+          << bytes << " bytes, eager window " << eager;
+    }
+  }
+}
+
 // A leaf-spine cable fails halfway through a flow that crosses it: the flow stops, resumes one
 // retransmission timeout later on another spine and moves its other half at full rate there; a failure on
 // a spine it does not use changes nothing; with every uplink of its leaf gone the run ends as a deadlock that

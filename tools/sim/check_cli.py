@@ -68,17 +68,20 @@ assert same == base, f"a degrade by 1 changed the prediction: {same} against {ba
 # default), then go on over the other spine; with no timeout the call takes about as long as without.
 cut = run(*ring, "--fail", "0:0:1000", "--fail", "0:1:1000", "--fail", "1:0:1000", "--json", ok=False)
 assert cut.returncode != 0 and "no live path" in cut.stderr, cut.stderr  # leaf 0 cut off: named, not hung
+# A ring's link is idle between its messages, so a failure may cut nothing: a few instants are tried.
 for spine in (0, 1):
-    p = run(*ring, "--fail", f"0:{spine}:1000", "--json")
-    row = json.loads(p.stdout)
-    if row["flows_cut"] == 0:
-        assert abs(row["time_us"] - base) < 1e-3, (spine, row, base)
-        continue
-    # A cut flow cannot finish before the failure (1 ms) plus the timeout (200 ms).
-    assert row["time_us"] > 201000, f"cut flows resumed early: {row['time_us']} us, base {base}"
-    fast = json.loads(run(*ring, "--fail", f"0:{spine}:1000", "--resume-us", "0", "--json").stdout)
-    assert base - 1e-3 <= fast["time_us"] < base + 200000, (fast, base)
-    failed_spine = spine
+    for at in (1000, 1013, 1029, 1047):
+        p = run(*ring, "--fail", f"0:{spine}:{at}", "--json")
+        row = json.loads(p.stdout)
+        if row["flows_cut"] == 0:
+            assert abs(row["time_us"] - base) < 1e-3, (spine, at, row, base)
+            continue
+        # A cut flow cannot finish before the failure plus the timeout (200 ms).
+        assert row["time_us"] > at + 200000, f"cut flows resumed early: {row['time_us']} us, base {base}"
+        fast = json.loads(run(*ring, "--fail", f"0:{spine}:{at}", "--resume-us", "0", "--json").stdout)
+        assert base - 1e-3 <= fast["time_us"] < base + 200000, (fast, base)
+        failed_spine = spine
+        break
 assert "failed_spine" in globals(), "no failure cut a flow of the ring: the scenario tests nothing"
 for flag, value in [("--elephant", "0:0:0"), ("--elephant", "0:5:1"), ("--elephant", "0:1"),
                     ("--degrade", "0:0:0.5"), ("--degrade", "9:0:2"), ("--degrade", "a:b:c"),

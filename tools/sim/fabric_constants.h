@@ -18,6 +18,10 @@ inline constexpr double kDefaultIntraBytesPerSec = 100e9;
 inline constexpr double kDefaultIntraLatency = 0.5e-6;
 // Memory bandwidth of one rank for reduce, copy and scale steps (bytes touched per second).
 inline constexpr double kDefaultMemBytesPerSec = 50e9;
+// Bytes one connection carries ahead of the receives posted for them (per pair and direction): the socket
+// buffers at its two ends, which the library's tcp transport sets to MYRIAD_SOCKET_BUFFER_BYTES (4 MiB)
+// each. A message that does not fit waits for its receive (rendezvous).
+inline constexpr double kDefaultEagerBytes = 8.0 * (1 << 20);
 // Destination port of every inter-host flow (the library's listening port is chosen at start-up; a fixed
 // value stands for it, since only its presence in the 5-tuple hash matters).
 inline constexpr uint16_t kDefaultDstPort = 29500;

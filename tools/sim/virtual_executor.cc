@@ -20,8 +20,12 @@ struct Channel {
   int src = 0, dst = 0;
   std::vector<int> sends, recvs;
   std::vector<char> sendPosted, recvPosted;
-  size_t next = 0;      // the first message not started
-  bool onWire = false;  // a message of this channel is being sent: the next one waits (one byte stream)
+  std::vector<char> buffered;  // written into the socket buffers: its send completed when written
+  std::vector<double> arrived;  // when it was delivered, -1 before (its receive completes once posted)
+  size_t written = 0;           // the first message not written yet
+  size_t next = 0;              // the first message not on the wire yet
+  bool onWire = false;          // a message of this channel is being sent: the next one waits (one byte stream)
+  double backlog = 0;           // bytes written into the socket buffers and not yet read by their receives
   std::vector<uint16_t> ports;
 };
 
@@ -51,9 +55,14 @@ double touched(const Schedule::StepInfo& s) {
 
 class Run {
  public:
-  Run(const Fabric& fabric, int paths, const std::vector<Schedule>& schedules, bool trace,
+  Run(const Fabric& fabric, int paths, double eagerBytes, const std::vector<Schedule>& schedules, bool trace,
       std::vector<LinkFailure> failures)
-      : fabric_(fabric), paths_(paths), s_(schedules), net_(capacities(fabric)), trace_(trace) {
+      : fabric_(fabric),
+        paths_(paths),
+        eagerBytes_(eagerBytes),
+        s_(schedules),
+        net_(capacities(fabric)),
+        trace_(trace) {
     for (LinkFailure& f : failures) pending_.push_back({f.at, std::move(f.links), f.resumeAfter, {}});
   }
 
@@ -154,6 +163,7 @@ class Run {
                              " messages to rank " + std::to_string(c.dst) + ", which receives " +
                              std::to_string(c.recvs.size()));
       c.sendPosted.assign(c.sends.size(), 0), c.recvPosted.assign(c.recvs.size(), 0);
+      c.buffered.assign(c.sends.size(), 0), c.arrived.assign(c.sends.size(), -1);
     }
     return Status::ok();
   }
@@ -178,7 +188,9 @@ class Run {
         const bool sends = st.kind == Kind::kSend;
         const int id = chan_[r][static_cast<size_t>(i)];
         Channel& c = channels_[static_cast<size_t>(id)];
-        (sends ? c.sendPosted : c.recvPosted)[static_cast<size_t>(msg_[r][i])] = 1;
+        const size_t k = static_cast<size_t>(msg_[r][i]);
+        (sends ? c.sendPosted : c.recvPosted)[k] = 1;
+        if (!sends && c.arrived[k] >= 0) received(c, k, std::max(now_, c.arrived[k]));  // its bytes came ahead
         startReady(id);
         break;
       }
@@ -228,12 +240,27 @@ class Run {
     pending_ = std::move(later);
   }
 
+  // Writes the channel's posted sends into its socket buffers while they fit (each such send completes now),
+  // then puts the written messages on the wire one after the other. A message larger than the buffers
+  // waits for its receive and an empty backlog, and streams as it is read (its send completes on delivery).
   void startReady(int id) {
     Channel& c = channels_[static_cast<size_t>(id)];
-    while (!c.onWire && c.next < c.sends.size() && c.sendPosted[c.next] && c.recvPosted[c.next]) {
-      const size_t k = c.next++;
-      if (c.ports.empty()) c.ports = ports(c.src, c.dst);
+    while (c.written < c.sends.size() && c.sendPosted[c.written]) {
+      const size_t k = c.written;
       const double bytes = static_cast<double>(s_[c.src].steps()[static_cast<size_t>(c.sends[k])].n);
+      if (c.backlog + bytes <= eagerBytes_) {
+        c.backlog += bytes;
+        c.buffered[k] = 1;
+        events_.push({now_, seq_++, c.src, c.sends[k]});
+      } else if (!c.recvPosted[k] || c.backlog > 0) {
+        break;
+      }
+      ++c.written;
+    }
+    while (!c.onWire && c.next < c.written) {
+      const size_t k = c.next++;
+      const double bytes = static_cast<double>(s_[c.src].steps()[static_cast<size_t>(c.sends[k])].n);
+      if (c.ports.empty()) c.ports = ports(c.src, c.dst);
       const int parts = fabric_.hostOf(c.src) == fabric_.hostOf(c.dst) ? 1 : paths_;
       Message m{id, k, parts, 0};
       const uint64_t tag = messages_.size();
@@ -274,17 +301,26 @@ class Run {
 
   void deliver(uint64_t tag) {
     const Message& m = messages_[tag];
-    const Channel& c = channels_[static_cast<size_t>(m.channel)];
+    Channel& c = channels_[static_cast<size_t>(m.channel)];
     const double at = now_ + m.latency;
-    events_.push({at, seq_++, c.src, c.sends[m.index]});
-    const int recv = c.recvs[m.index];
-    const auto& st = s_[c.dst].steps()[static_cast<size_t>(recv)];
+    if (!c.buffered[m.index]) events_.push({at, seq_++, c.src, c.sends[m.index]});
+    c.arrived[m.index] = at;
+    // A message whose receive is not posted yet waits in the buffers for it (post()).
+    if (c.recvPosted[m.index]) received(c, m.index, at);
+  }
+
+  // Message k of channel c is read by its receive at `at`: the receive is done then, or once reduced, and its
+  // bytes leave the socket buffers.
+  void received(Channel& c, size_t k, double at) {
+    if (c.buffered[k]) c.backlog -= static_cast<double>(s_[c.src].steps()[static_cast<size_t>(c.sends[k])].n);
+    const int r = c.dst, recv = c.recvs[k];
+    const auto& st = s_[r].steps()[static_cast<size_t>(recv)];
     if (st.kind == Kind::kRecvReduce) {
-      double& busy = busy_[static_cast<size_t>(c.dst)];
+      double& busy = busy_[static_cast<size_t>(r)];
       busy = std::max(busy, at) + touched(st) / fabric_.spec().memBytesPerSec;
-      events_.push({busy, seq_++, c.dst, recv});
+      events_.push({busy, seq_++, r, recv});
     } else {
-      events_.push({at, seq_++, c.dst, recv});
+      events_.push({at, seq_++, r, recv});
     }
   }
 
@@ -327,6 +363,7 @@ class Run {
 
   Fabric fabric_;  // a copy: failures change its routes
   int paths_;
+  double eagerBytes_;
   const std::vector<Schedule>& s_;
   FlowNetwork net_;
   RunResult result_;
@@ -352,7 +389,7 @@ VirtualExecutor::VirtualExecutor(const Fabric& fabric, int paths, std::vector<El
     : fabric_(fabric), paths_(std::clamp(paths, 1, 64)), elephants_(std::move(elephants)) {}
 
 Result<RunResult> VirtualExecutor::run(const std::vector<Schedule>& schedules) {
-  Run r(fabric_, paths_, schedules, trace_, failures_);
+  Run r(fabric_, paths_, eagerBytes_, schedules, trace_, failures_);
   return r.go(elephants_);
 }
 

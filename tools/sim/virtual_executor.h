@@ -1,9 +1,11 @@
 // VirtualExecutor: every rank's Schedule of one call run in virtual time over a Fabric. A send and its
-// receive (matched per rank pair in the order their steps were added, as schedule.h promises) become a
-// message once both have been posted and every earlier message of that pair has started (rendezvous, no
-// eager sends); the message is split evenly over the pair's P paths, each path a flow whose source port the
-// library's PathSet chose and whose spine ECMP chose, and it is delivered when its last flow has finished
-// plus the path latency. Reduce, copy and scale steps (and the reduction of a recv-reduce) occupy the
+// receive are matched per rank pair in the order their steps were added (as schedule.h promises). A message
+// starts once its send is posted and the pair's previous message has left the wire (one connection is one
+// byte stream), and either its receive is posted or it fits in the eager window (the socket buffers at both
+// ends: bytes sent ahead of their receives, per pair and direction); the message is split evenly over the
+// pair's P paths, each path a flow whose source port the library's PathSet chose and whose spine ECMP chose,
+// and it is delivered when its last flow has finished plus the path latency (a receive posted later
+// completes when posted). Reduce, copy and scale steps (and the reduction of a recv-reduce) occupy the
 // rank's memory engine for bytes touched / memory bandwidth, one at a time per rank. Buffers are sizes
 // only: no data is allocated or moved.
 #pragma once
@@ -57,6 +59,8 @@ class VirtualExecutor {
   // Record every step's start and end in RunResult::steps (memory: one StepSlice per step).
   void traceSteps(bool on) { trace_ = on; }
   void failures(std::vector<LinkFailure> f) { failures_ = std::move(f); }
+  // Bytes a pair may send ahead of their receives, per direction (0: every message waits for its receive).
+  void eagerBytes(double b) { eagerBytes_ = b; }
 
  private:
   const Fabric& fabric_;
@@ -64,6 +68,7 @@ class VirtualExecutor {
   std::vector<Elephant> elephants_;
   bool trace_ = false;
   std::vector<LinkFailure> failures_;
+  double eagerBytes_ = kDefaultEagerBytes;
 };
 
 }  // namespace myriad::netsim
