@@ -135,6 +135,12 @@ int main(int argc, char** argv) {
   app.add_option("--paths", paths, "paths per connection (the multipath transport's path count)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  std::string policyName = "static";
+  app.add_option("--policy", policyName,
+                 "how a pair's paths are used: static (an even split) or adaptive (the library's multipath "
+                 "control loop judges each path on its service times and moves slow ones to fresh ports)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"static", "adaptive"}));
   app.add_flag("--json", json, "print one JSON object instead of the text report");
   std::vector<std::string> elephants, degraded;
   app.add_option("--elephant", elephants,
@@ -207,6 +213,7 @@ int main(int argc, char** argv) {
   exec.traceSteps(!tracePath.empty());
   exec.failures(failures);
   exec.eagerBytes(eagerMiB * (1 << 20));
+  exec.policy(policyName == "adaptive" ? PathPolicy::kAdaptive : PathPolicy::kStatic);
   auto res = exec.run(planned.value().schedules);
   if (!res.isOk()) return fail(res.status());
   if (!tracePath.empty()) {
@@ -254,10 +261,10 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"algorithm\":\"%s\",\"collective\":\"%s\",\"ranks\":%d,\"ranks_per_host\":%d,\"bytes\":%zu,"
         "\"time_us\":%.3f,\"algbw_gbs\":%.3f,\"busbw_gbs\":%.3f,\"messages\":%llu,\"flows\":%llu,"
-        "\"spine_flows_max\":%d,\"flows_cut\":%llu,\"links\":{",
+        "\"spine_flows_max\":%d,\"flows_cut\":%llu,\"policy\":\"%s\",\"repaths\":%llu,\"links\":{",
         planned.value().algorithm.c_str(), collective.c_str(), call.nranks, call.ranksPerHost, call.bytes, us, algBw,
         busBw, static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.flows), spineMax,
-        static_cast<unsigned long long>(r.flowsCut));
+        static_cast<unsigned long long>(r.flowsCut), policyName.c_str(), static_cast<unsigned long long>(r.repaths));
     bool first = true;
     for (const auto& [name, c] : classes) {
       std::printf("%s\"%s\":{\"count\":%d,\"used\":%d,\"mean_util\":%.4f,\"max_util\":%.4f}", first ? "" : ",",
@@ -267,9 +274,12 @@ int main(int argc, char** argv) {
     std::printf("}}\n");
     return 0;
   }
-  std::printf("algorithm %s, %d ranks (%d per host, %d hosts, %d leaves, %d spines), %d path(s) per pair\n",
+  std::printf("algorithm %s, %d ranks (%d per host, %d hosts, %d leaves, %d spines), %d path(s) per pair, %s\n",
               planned.value().algorithm.c_str(), call.nranks, call.ranksPerHost, fabric.value().hosts(),
-              fabric.value().leaves(), fab.spines, paths);
+              fabric.value().leaves(), fab.spines, paths, policyName.c_str());
+  if (policyName == "adaptive")
+    std::printf("%llu re-paths (slow paths moved to fresh ports by the control loop)\n",
+                static_cast<unsigned long long>(r.repaths));
   std::printf("%llu messages, %llu flows; flows per spine: max %d, %d of %d spines used\n",
               static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.flows), spineMax,
               spinesUsed, fab.spines);

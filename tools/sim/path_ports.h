@@ -8,6 +8,8 @@
 
 namespace myriad::netsim {
 
+// The seed of the pair's PathSet.
+uint64_t pathSeed(uint64_t seed, int src, int dst);
 std::vector<uint16_t> pathPorts(uint64_t seed, int src, int dst, int paths);
 
 }  // namespace myriad::netsim

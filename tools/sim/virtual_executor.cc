@@ -3,12 +3,14 @@
 #include "tools/sim/virtual_executor.h"
 
 #include <algorithm>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
 
 #include "plan/dtype.h"
 #include "tools/sim/path_ports.h"
+#include "tools/sim/sim_paths.h"
 
 namespace myriad::netsim {
 namespace {
@@ -26,7 +28,7 @@ struct Channel {
   size_t next = 0;              // the first message not on the wire yet
   bool onWire = false;          // a message of this channel is being sent: the next one waits (one byte stream)
   double backlog = 0;           // bytes written into the socket buffers and not yet read by their receives
-  std::vector<uint16_t> ports;
+  std::optional<SimPaths> paths;  // made when its first message starts
 };
 
 struct Message {
@@ -34,6 +36,7 @@ struct Message {
   size_t index = 0;
   int partsLeft = 0;
   double latency = 0;
+  double start = 0;  // when its flows started: a part's service time ends when its flow does
 };
 
 struct Event {
@@ -55,10 +58,11 @@ double touched(const Schedule::StepInfo& s) {
 
 class Run {
  public:
-  Run(const Fabric& fabric, int paths, double eagerBytes, const std::vector<Schedule>& schedules, bool trace,
-      std::vector<LinkFailure> failures)
+  Run(const Fabric& fabric, int paths, PathPolicy policy, double eagerBytes, const std::vector<Schedule>& schedules,
+      bool trace, std::vector<LinkFailure> failures)
       : fabric_(fabric),
         paths_(paths),
+        policy_(policy),
         eagerBytes_(eagerBytes),
         s_(schedules),
         net_(capacities(fabric)),
@@ -229,7 +233,7 @@ class Run {
         for (const auto& [left, tag] : s.flows) {
           const Message& m = messages_[tag / kParts];
           const Channel& c = channels_[static_cast<size_t>(m.channel)];
-          Route route = fabric_.route(c.src, c.dst, c.ports[static_cast<size_t>(tag % kParts)]);
+          Route route = fabric_.route(c.src, c.dst, c.paths->port(static_cast<int>(tag % kParts)));
           if (fabric_.crossesDead(route))
             ++stranded_;
           else
@@ -260,13 +264,14 @@ class Run {
     while (!c.onWire && c.next < c.written) {
       const size_t k = c.next++;
       const double bytes = static_cast<double>(s_[c.src].steps()[static_cast<size_t>(c.sends[k])].n);
-      if (c.ports.empty()) c.ports = ports(c.src, c.dst);
       const int parts = fabric_.hostOf(c.src) == fabric_.hostOf(c.dst) ? 1 : paths_;
-      Message m{id, k, parts, 0};
+      if (!c.paths) c.paths.emplace(fabric_.spec().seed, c.src, c.dst, parts, policy_, now_);
+      Message m{id, k, parts, 0, now_};
+      c.paths->split(bytes);
       const uint64_t tag = messages_.size();
       ++result_.messages;
       for (int p = 0; p < parts; ++p) {
-        Route route = fabric_.route(c.src, c.dst, c.ports[static_cast<size_t>(p)]);
+        Route route = fabric_.route(c.src, c.dst, c.paths->port(p));
         m.latency = std::max(m.latency, route.latency);
         if (route.spine >= 0) ++result_.spineFlows[static_cast<size_t>(route.spine)];
         ++result_.flows;
@@ -275,7 +280,7 @@ class Run {
           ++stranded_;
           continue;
         }
-        net_.start(std::move(route.links), bytes / parts, flowTag(tag, p));
+        net_.start(std::move(route.links), c.paths->part(p), flowTag(tag, p));
       }
       if (bytes == 0) m.partsLeft = 0;
       messages_.push_back(m);
@@ -287,13 +292,15 @@ class Run {
     }
   }
 
-  std::vector<uint16_t> ports(int src, int dst) const { return pathPorts(fabric_.spec().seed, src, dst, paths_); }
-
   void flowDone(uint64_t flow) {
     if (flow == kElephant) return;
     const uint64_t tag = flow / kParts;
-    if (--messages_[tag].partsLeft > 0) return;
-    const int id = messages_[tag].channel;
+    Message& m = messages_[tag];
+    Channel& c = channels_[static_cast<size_t>(m.channel)];
+    // The policy's sample: this part's service time (adaptive: may re-path one of the pair's paths).
+    if (c.paths->served(static_cast<int>(flow % kParts), now_ - m.start, now_)) ++result_.repaths;
+    if (--m.partsLeft > 0) return;
+    const int id = m.channel;
     channels_[static_cast<size_t>(id)].onWire = false;
     deliver(tag);
     startReady(id);  // may add messages: no reference into messages_ is held across it
@@ -363,6 +370,7 @@ class Run {
 
   Fabric fabric_;  // a copy: failures change its routes
   int paths_;
+  PathPolicy policy_;
   double eagerBytes_;
   const std::vector<Schedule>& s_;
   FlowNetwork net_;
@@ -389,7 +397,7 @@ VirtualExecutor::VirtualExecutor(const Fabric& fabric, int paths, std::vector<El
     : fabric_(fabric), paths_(std::clamp(paths, 1, 64)), elephants_(std::move(elephants)) {}
 
 Result<RunResult> VirtualExecutor::run(const std::vector<Schedule>& schedules) {
-  Run r(fabric_, paths_, eagerBytes_, schedules, trace_, failures_);
+  Run r(fabric_, paths_, policy_, eagerBytes_, schedules, trace_, failures_);
   return r.go(elephants_);
 }
 

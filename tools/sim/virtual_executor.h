@@ -3,7 +3,8 @@
 // starts once its send is posted and the pair's previous message has left the wire (one connection is one
 // byte stream), and either its receive is posted or it fits in the eager window (the socket buffers at both
 // ends: bytes sent ahead of their receives, per pair and direction); the message is split evenly over the
-// pair's P paths, each path a flow whose source port the library's PathSet chose and whose spine ECMP chose,
+// pair's P paths, each path a flow whose source port the library's PathSet chose and whose spine ECMP chose
+// (with PathPolicy::kAdaptive the library's control loop moves slow paths to fresh ports: sim_paths.h),
 // and it is delivered when its last flow has finished plus the path latency (a receive posted later
 // completes when posted). Reduce, copy and scale steps (and the reduction of a recv-reduce) occupy the
 // rank's memory engine for bytes touched / memory bandwidth, one at a time per rank. Buffers are sizes
@@ -17,6 +18,7 @@
 #include "plan/schedule.h"
 #include "tools/sim/fabric.h"
 #include "tools/sim/flow_network.h"
+#include "tools/sim/sim_paths.h"
 
 namespace myriad::netsim {
 
@@ -45,6 +47,7 @@ struct RunResult {
   std::vector<double> linkBytes;   // bytes each link carried, elephants included
   uint64_t messages = 0, flows = 0;
   uint64_t flowsCut = 0;                                   // flows that lost their path to a LinkFailure
+  uint64_t repaths = 0;                                    // PathPolicy::kAdaptive: paths moved to fresh ports
   std::vector<int> spineFlows;                             // flows that crossed each spine
   uint64_t rerates = 0, rerateFlows = 0, rerateLinks = 0;  // FlowNetwork::Stats, for profiling
   std::vector<StepSlice> steps;                            // traceSteps(true): every step, in completion order
@@ -61,6 +64,8 @@ class VirtualExecutor {
   void failures(std::vector<LinkFailure> f) { failures_ = std::move(f); }
   // Bytes a pair may send ahead of their receives, per direction (0: every message waits for its receive).
   void eagerBytes(double b) { eagerBytes_ = b; }
+  // How a pair's P paths are used: a static even split, or the library's control loop re-pathing slow ones.
+  void policy(PathPolicy p) { policy_ = p; }
 
  private:
   const Fabric& fabric_;
@@ -69,6 +74,7 @@ class VirtualExecutor {
   bool trace_ = false;
   std::vector<LinkFailure> failures_;
   double eagerBytes_ = kDefaultEagerBytes;
+  PathPolicy policy_ = PathPolicy::kStatic;
 };
 
 }  // namespace myriad::netsim

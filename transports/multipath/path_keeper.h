@@ -46,6 +46,9 @@ class PathKeeper {
   uint64_t bytes(int slot) const { return stat(slot).bytes; }
   const LatencyWindow& latency(int slot) const { return stat(slot).latency; }
 
+  // The first round starts at `now` (by default when the keeper was made): a caller on another clock (the
+  // simulator's virtual time) sets it.
+  void startRoundAt(Clock::time_point now) { roundStart_ = now; }
   bool roundDue() const;
   // Closes the round if it is due: every active path's (and scouting spare's) bytes and samples go to the
   // control loop. Returns the slot it names slow (adaptive only), or -1.
