@@ -22,6 +22,9 @@ namespace myriad {
 constexpr uint32_t kHelloMagic = 0x4852594d;  // "MYRH"
 constexpr uint32_t kHelloVersion = 2;
 using HelloIdent = std::array<uint8_t, 12>;  // what the connection is: the caller's kind and ranks
+// The error of a hello whose peer closed the connection before it was done (a server that dropped a client
+// too slow to answer, or one that exited): the one failure worth a new connection.
+inline constexpr const char* kHelloClosed = "connection closed during the hello";
 
 class Handshake {
  public:

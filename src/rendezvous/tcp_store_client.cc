@@ -1,6 +1,9 @@
 // TcpStore: the client side; one persistent connection per store, requests serialised by a mutex.
 #include <poll.h>
 
+#include <chrono>
+#include <thread>
+
 #include "base/wire.h"
 #include "rendezvous/tcp_store.h"
 
@@ -8,22 +11,36 @@ namespace myriad {
 
 Status TcpStore::ensureConnected(Clock::time_point deadline, const std::atomic<bool>* abort) {
   if (fd_.get() >= 0) return Status::ok();
-  auto fd = connectTo(root_, deadline, abort);
-  if (!fd.isOk()) {
-    Status s = fd.takeStatus();
-    return Status(Code::kRemoteError, "cannot reach the rendezvous root at " + root_.toString() +
-                                          " (it is hosted by the process that called myrGetUniqueId): " + s.message());
+  // A root that closes the connection during the hello dropped a client too slow to answer (thousands of
+  // ranks starting at once on a few cores): a new connection is tried, after a pause that doubles.
+  constexpr int kHelloAttempts = 4;
+  auto pause = std::chrono::milliseconds(50);
+  for (int attempt = 1;; ++attempt) {
+    auto fd = connectTo(root_, deadline, abort);
+    if (!fd.isOk()) {
+      Status s = fd.takeStatus();
+      return Status(Code::kRemoteError, "cannot reach the rendezvous root at " + root_.toString() +
+                                            " (it is hosted by the process that called myrGetUniqueId): " +
+                                            s.message());
+    }
+    fd_ = Fd(fd.value());
+    Handshake hello(Handshake::Role::kOpener, storeproto::helloKey(secret_), storeproto::helloIdent());
+    Status s = hello.run(fd_.get(), deadline, abort);
+    if (s.isOk()) return s;
+    fd_.reset();
+    const bool closed = s.message() == kHelloClosed;
+    if (closed && attempt < kHelloAttempts && Clock::now() + pause < deadline && !(abort && abort->load())) {
+      std::this_thread::sleep_for(pause);
+      pause *= 2;
+      continue;
+    }
+    return Status(s.code(), "rendezvous root " + root_.toString() + ": hello: " + s.message() +
+                                (closed ? " (" + std::to_string(attempt) +
+                                              " times: the root dropped this client, or it exited; or this "
+                                              "process's unique id does not match the communicator's, or the "
+                                              "root runs another Myriad version)"
+                                        : ""));
   }
-  fd_ = Fd(fd.value());
-  Handshake hello(Handshake::Role::kOpener, storeproto::helloKey(secret_), storeproto::helloIdent());
-  Status s = hello.run(fd_.get(), deadline, abort);
-  if (s.isOk()) return s;
-  fd_.reset();
-  return Status(s.code(), "rendezvous root " + root_.toString() + ": hello: " + s.message() +
-                              (s.message().find("closed") != std::string::npos
-                                   ? " (this process's unique id does not match the communicator's, or the "
-                                     "root runs another Myriad version)"
-                                   : ""));
 }
 
 namespace storeproto {

@@ -18,6 +18,7 @@
 namespace myriad {
 namespace {
 
+// A client silent this long in the middle of its hello is dropped (the clock restarts at each step it takes).
 constexpr int kHelloTimeoutMs = 10000;
 
 struct Client {
@@ -49,7 +50,7 @@ class Server {
         short ev = fds[i++].revents;
         if (ev & (POLLIN | POLLHUP | POLLERR)) readFrom(c);
         if (!c.dead && (ev & POLLOUT)) flush(c);
-        if (!c.dead && c.hello && msSince(c.since) > kHelloTimeoutMs) drop(c, "no hello within 10 s");
+        if (!c.dead && c.hello && msSince(c.since) > kHelloTimeoutMs) drop(c, "silent for 10 s in its hello");
       }
       for (auto& entry : waiters_) std::erase_if(entry.second, [](const Client* w) { return w->dead; });
       clients_.remove_if([](const Client& c) { return c.dead; });
@@ -93,7 +94,9 @@ class Server {
 
   // The hello reads only its own bytes; requests that follow it stay in the socket for the loop below.
   bool stepHello(Client& c) {
+    const size_t sent = c.hello->sent().size();
     Status s = c.hello->step(c.fd.get());
+    if (c.hello->sent().size() != sent) c.since = Clock::now();  // the client's Open came: its Proof is due
     if (s.isOk() && c.hello->done() && c.hello->ident() != storeproto::helloIdent())
       s = Status(Code::kRemoteError, "not a store hello");
     if (!s.isOk()) return drop(c, s.message()), false;

@@ -2,9 +2,11 @@
 // store facing a wrong secret and hostile bytes.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <thread>
 
 #include "base/config.h"
@@ -242,6 +244,50 @@ TEST(Store, TcpServesMembersAndDropsStrangers) {
   auto again = member.get("k1", 1000, nullptr);
   ASSERT_TRUE(again.isOk()) << again.status().message();
   EXPECT_EQ(again.value(), (Bytes{1, 2, 3}));
+}
+
+// A root that drops a client in the middle of its hello (too slow to answer: thousands of ranks starting at
+// once on a few cores) is tried again on a new connection; one that drops every attempt fails the request
+// after 4, saying so. The fake root accepts, drops the first `drops` connections before answering, then
+// completes the hello and answers one tryGet with "absent".
+TEST(Store, TcpClientTriesAgainWhenTheRootDropsItsHello) {
+  for (int drops : {2, 9}) {
+    SCOPED_TRACE(drops);
+    SockAddr addr = SockAddr::parse("127.0.0.1:0").value();
+    auto lfd = listenOn(&addr, 16);
+    ASSERT_TRUE(lfd.isOk());
+    Fd listener(lfd.value());
+    Secret secret = randomSecret();
+    std::atomic<int> accepted{0};
+    std::thread root([&] {
+      while (true) {
+        pollfd p{listener.get(), POLLIN, 0};
+        if (poll(&p, 1, 1500) <= 0) return;  // the client gave up
+        Fd c(accept(listener.get(), nullptr, nullptr));
+        if (c.get() < 0) return;
+        if (++accepted <= drops) continue;  // closed before the Answer
+        Handshake hello(Handshake::Role::kAccepter, storeproto::helloKey(secret), HelloIdent{});
+        if (!hello.run(c.get(), deadlineIn(2000), nullptr).isOk()) return;
+        uint8_t req[6];  // what a tryGet of "k" sends (op, key length u32, "k"); then "absent"
+        if (!recvAll(c.get(), req, 6, deadlineIn(2000), "client").isOk()) return;
+        uint8_t absent = 0;
+        (void)sendAll(c.get(), &absent, 1, deadlineIn(2000), "client");
+        return;
+      }
+    });
+    TcpStore client(addr, secret, 5000);
+    auto r = client.tryGet("k");
+    root.join();
+    ASSERT_FALSE(r.isOk());
+    if (drops < 4) {
+      EXPECT_EQ(accepted.load(), drops + 1);
+      EXPECT_EQ(r.status().message(), "absent") << r.status().toString();
+    } else {
+      EXPECT_EQ(accepted.load(), 4);
+      EXPECT_NE(r.status().message().find(std::string(kHelloClosed) + " (4 times"), std::string::npos)
+          << r.status().toString();
+    }
+  }
 }
 
 }  // namespace
