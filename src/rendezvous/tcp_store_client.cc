@@ -19,9 +19,9 @@ Status TcpStore::ensureConnected(Clock::time_point deadline, const std::atomic<b
     auto fd = connectTo(root_, deadline, abort);
     if (!fd.isOk()) {
       Status s = fd.takeStatus();
-      return Status(Code::kRemoteError, "cannot reach the rendezvous root at " + root_.toString() +
-                                            " (it is hosted by the process that called myrGetUniqueId): " +
-                                            s.message());
+      return Status(Code::kRemoteError,
+                    "cannot reach the rendezvous root at " + root_.toString() +
+                        " (it is hosted by the process that called myrGetUniqueId): " + s.message());
     }
     fd_ = Fd(fd.value());
     Handshake hello(Handshake::Role::kOpener, storeproto::helloKey(secret_), storeproto::helloIdent());

@@ -1,8 +1,8 @@
 // unit tier: Status, Config (the environment table), unique-id encoding, and the stores, including a tcp
 // store facing a wrong secret and hostile bytes.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 

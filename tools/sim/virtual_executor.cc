@@ -22,12 +22,12 @@ struct Channel {
   int src = 0, dst = 0;
   std::vector<int> sends, recvs;
   std::vector<char> sendPosted, recvPosted;
-  std::vector<char> buffered;  // written into the socket buffers: its send completed when written
-  std::vector<double> arrived;  // when it was delivered, -1 before (its receive completes once posted)
-  size_t written = 0;           // the first message not written yet
-  size_t next = 0;              // the first message not on the wire yet
-  bool onWire = false;          // a message of this channel is being sent: the next one waits (one byte stream)
-  double backlog = 0;           // bytes written into the socket buffers and not yet read by their receives
+  std::vector<char> buffered;     // written into the socket buffers: its send completed when written
+  std::vector<double> arrived;    // when it was delivered, -1 before (its receive completes once posted)
+  size_t written = 0;             // the first message not written yet
+  size_t next = 0;                // the first message not on the wire yet
+  bool onWire = false;            // a message of this channel is being sent: the next one waits (one byte stream)
+  double backlog = 0;             // bytes written into the socket buffers and not yet read by their receives
   std::optional<SimPaths> paths;  // made when its first message starts
 };
 
