@@ -23,6 +23,12 @@ std::span<const EnvVarSpec> envTable();
 // Markdown table of every variable (docs/environment.md is generated from it).
 std::string envTableMarkdown();
 
+// The multipath defaults (MYRIAD_NET_SPLIT_BYTES, MYRIAD_NET_CHUNK_BYTES, MYRIAD_NET_INFLIGHT_BYTES), named once
+// for the transports and the simulator.
+inline constexpr size_t kDefaultNetSplitBytes = 512 << 10;
+inline constexpr size_t kDefaultNetChunkBytes = 64 << 10;
+inline constexpr size_t kDefaultNetInflightBytes = 512 << 10;
+
 struct Config {
   // Logging
   std::string debugLevel = "WARN";
@@ -72,9 +78,9 @@ struct Config {
   int netPaths = 4;
   bool netPathsAuto = true;  // MYRIAD_NET_PATHS=auto: netPaths paths that stand down when they measure alike
   bool netAdaptive = true;
-  size_t netSplitBytes = 512 << 10;
-  size_t netChunkBytes = 64 << 10;
-  size_t netInflightBytes = 512 << 10;
+  size_t netSplitBytes = kDefaultNetSplitBytes;
+  size_t netChunkBytes = kDefaultNetChunkBytes;
+  size_t netInflightBytes = kDefaultNetInflightBytes;
   std::string netPorts;
   int netListenPort = 0;
   uint64_t netSeed = 0;

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "base/clock.h"
+#include "base/config.h"
 #include "tools/sim/path_ports.h"
 #include "transports/multipath/path_keeper.h"
 
@@ -12,7 +13,7 @@ namespace myriad::netsim {
 namespace {
 
 // The transport's chunk: service samples are times per chunk, as the transport measures them.
-constexpr double kChunkBytes = 64 << 10;
+constexpr double kChunkBytes = kDefaultNetChunkBytes;
 
 Clock::time_point virtualTime(double seconds) {
   return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)));

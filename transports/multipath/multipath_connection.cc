@@ -36,6 +36,7 @@ void MultipathConnection::fail(Status s) {
 
 Status MultipathConnection::postSend(Request* r) {
   if (!busy()) noteProgress();
+  if (!everReady_) lastUpkeep_ = {};  // the first lanes open at the next poll, not an upkeep period later
   r->done = false;
   SendOp s;
   s.r = r;
@@ -149,20 +150,27 @@ std::string MultipathConnection::describe() const {
 
 // ---- the loop ------------------------------------------------------------------------------------------
 
+// Every poll moves bytes (feed, the lanes' I/O, completions, small acks); lane upkeep (adopting and opening
+// lanes, promoting open ones, letting drained ones go) runs while lanes open and otherwise every
+// kUpkeepEvery: a poll that only finds a small message costs about what a plain connection's does.
 Status MultipathConnection::poll() {
   MYR_TRY(fatal_);
   now_ = Clock::now();
-  MYR_TRY(adoptIncoming());
-  MYR_TRY(openLanes());
-  promoteReady();
+  const bool upkeep = lanesOpening_ || now_ - lastUpkeep_ >= kUpkeepEvery;
+  if (upkeep) {
+    lastUpkeep_ = now_;
+    MYR_TRY(adoptIncoming());
+    MYR_TRY(openLanes());
+    promoteReady();
+  }
   feed();
   MYR_TRY(pollLanes());
   now_ = Clock::now();
-  promoteReady();
+  if (lanesOpening_) promoteReady();
   feed();
   checkStalls();
   maybeRound();
-  closeDrained();
+  if (upkeep) closeDrained();
   completeOps();
   sendSmallAcks();
   // Acks queued by this poll leave now: the peer's send may wait on them after our receive is done.

@@ -3,8 +3,8 @@
 // the split size it is cut into chunks, and each chunk is acknowledged; receives are reassembled in place
 // from chunks in any order (chunk.h); the control loop (control.h) re-paths slow paths and failed lanes are
 // quarantined with their chunks re-sent. A small message (at most a chunk) costs what a plain connection
-// costs: one frame, sent from a staged copy on the open active lane with the fewest unacknowledged small
-// bytes (one lane while the link is quiet), done once handed to the lane, acknowledged in batches (a count
+// costs: one frame, sent from a staged copy on the lowest open active lane while acks keep up (smallSlot),
+// done once handed to the lane, acknowledged in batches (a count
 // per lane, at most kSmallAckDelay late): no ack per message, no pull. Invariant: the sender holds a copy of
 // every chunk and small message not acknowledged yet (a chunk in the caller's buffer: the send is not done
 // until it is acknowledged), so that a lost lane's share can be re-sent.
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/config.h"
 #include "base/socket.h"
 #include "core/transport.h"
 #include "transports/multipath/byte_pool.h"
@@ -35,9 +36,9 @@ struct MultipathOptions {
   // MYRIAD_NET_PATHS=auto: once every path has measured alike for a long while (no collision to avoid, or a
   // fabric that sprays packets itself), the spares close and re-paths stop, until a path falls behind.
   bool standDown = false;
-  uint64_t splitBytes = 512 << 10;
-  uint64_t chunkBytes = 64 << 10;
-  uint64_t inflightBytes = 512 << 10;
+  uint64_t splitBytes = kDefaultNetSplitBytes;
+  uint64_t chunkBytes = kDefaultNetChunkBytes;
+  uint64_t inflightBytes = kDefaultNetInflightBytes;
   PortRange ports;
   uint64_t seed = 1;
   int rank = 0;
@@ -199,6 +200,9 @@ class MultipathConnection final : public Connection, private LaneEvents {
   // The time of this poll: read when poll() starts and again after the lanes' I/O, and used for every
   // timestamp in between (a clock read costs as much as the rest of an idle poll).
   Clock::time_point now_ = Clock::now();
+  static constexpr auto kUpkeepEvery = std::chrono::microseconds(100);
+  Clock::time_point lastUpkeep_{};
+  bool lanesOpening_ = true;  // some lane is opening (promoteReady looks at every poll until none is)
   Clock::time_point lastOpenTry_{};
   Clock::time_point incomingLost_{};
   Clock::time_point lastBackCheck_{};
@@ -207,6 +211,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Fd epoll_;  // every lane's descriptor, so that a poll that finds nothing new costs one epoll_wait(2)
   uint64_t nextWatchId_ = 1;
   std::vector<bool> laneDue_, laneReadable_;  // findDueLanes' answers, kept from poll to poll
+  std::vector<uint64_t> watchIds_;            // and each lane's epoll name (0: not watched)
   int feedStart_ = 0;
   std::vector<int> feedOrder_;  // feed()'s lanes, kept from poll to poll
   int refusedInRow_ = 0;

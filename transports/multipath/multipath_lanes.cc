@@ -53,6 +53,7 @@ Status MultipathConnection::openSlot(bool active, int position) {
     }
     l->slot = slot;
     out_.back() = std::move(l);
+    lanesOpening_ = true;
     return Status::ok();
   }
   return Status(Code::kSystemError, o_.transport + " multipath: no free source port toward " + peer_.describe());
@@ -114,11 +115,13 @@ int MultipathConnection::readySpare() const {
 
 void MultipathConnection::promoteReady() {
   const Clock::time_point now = now_;
+  lanesOpening_ = false;
   for (int slot = 0; slot < paths().size(); ++slot) {
     Path& p = paths().path(slot);
     Lane* l = out_[static_cast<size_t>(slot)].get();
     if (p.state != PathState::kOpening || !l) continue;
     if (!l->ready()) {
+      lanesOpening_ = true;
       if (secondsBetween(stats_[static_cast<size_t>(slot)].openedAt, now) > openTimeoutSec()) {
         MYR_LOG(kInfo, kNet, o_.rank,
                 o_.transport + " multipath: path from port " + std::to_string(p.port) + " to " + peer_.describe() +
@@ -272,14 +275,14 @@ void MultipathConnection::findDueLanes() {
   const size_t nout = out_.size(), n = nout + in_.size();
   laneDue_.assign(n, false);
   laneReadable_.assign(n, false);
-  auto laneAt = [&](size_t k) { return k < nout ? out_[k].get() : in_[k - nout].get(); };
+  watchIds_.assign(n, 0);
   if (epoll_.get() < 0) epoll_ = Fd(epoll_create1(EPOLL_CLOEXEC));
   bool watching = false;
   for (size_t k = 0; k < n; ++k) {
-    Lane* l = laneAt(k);
+    Lane* l = k < nout ? out_[k].get() : in_[k - nout].get();
     if (!l) continue;
-    int fd = l->fd();
-    if (fd >= 0 && l->watchId == 0 && epoll_.get() >= 0) {
+    const int fd = l->fd();  // -1 also once the lane has an error to report: polled whole, it reports it
+    if (fd >= 0 && l->watchId == 0 && epoll_.get() >= 0) {  // a closed lane's descriptor leaves the set by itself
       epoll_event ev{};
       ev.events = EPOLLIN;
       ev.data.u64 = nextWatchId_;
@@ -290,6 +293,7 @@ void MultipathConnection::findDueLanes() {
       continue;
     }
     watching = true;
+    watchIds_[k] = l->watchId;
     if (!l->flushed() || l->hasBufferedInput()) laneDue_[k] = true;
   }
   if (!watching) return;
@@ -297,15 +301,15 @@ void MultipathConnection::findDueLanes() {
   const int got = epoll_wait(epoll_.get(), ready, 16, 0);
   if (got < 0 || got == 16) {  // failed, or maybe more than we asked for: read every watched lane
     for (size_t k = 0; k < n; ++k)
-      if (laneAt(k)) laneDue_[k] = laneReadable_[k] = true;
+      if (watchIds_[k] != 0) laneDue_[k] = laneReadable_[k] = true;
     return;
   }
-  for (int e = 0; e < got; ++e)
-    for (size_t k = 0; k < n; ++k)
-      if (Lane* l = laneAt(k); l && l->watchId == ready[e].data.u64) {
-        laneDue_[k] = laneReadable_[k] = true;
-        break;
-      }
+  for (int e = 0; e < got; ++e) {
+    auto it = std::find(watchIds_.begin(), watchIds_.end(), ready[e].data.u64);
+    if (it == watchIds_.end()) continue;
+    const auto k = static_cast<size_t>(it - watchIds_.begin());
+    laneDue_[k] = laneReadable_[k] = true;
+  }
 }
 
 Status MultipathConnection::pollLanes() {

@@ -37,25 +37,22 @@ void MultipathConnection::requeueSmall(int slot) {
   st.small.clear();
 }
 
-// The lane the next small message goes on: of the open active lanes with room, the one with the fewest
-// unacknowledged small bytes, the lowest position first (so a quiet link keeps to one lane, and a stream of
-// small messages spreads over the path set); -1 when none has room.
+// The lane the next small message goes on: the open active lane with room at the lowest position, as long as
+// its unacknowledged small bytes stay under a batch ack's worth (so small messages keep to one lane, as on a
+// plain connection: in order, one socket for the peer to read); past that, when acks lag (a slow path or a
+// receiver that is behind), the one with the fewest unacknowledged small bytes. -1 when none has room.
 int MultipathConnection::smallSlot() const {
-  int best = -1;
+  int first = -1, fewest = -1;
   for (int slot = 0; slot < paths().size(); ++slot) {
     const Path& p = paths().path(slot);
     const Lane* l = out_[static_cast<size_t>(slot)].get();
     if (p.state != PathState::kActive || !l || !l->canPost()) continue;
-    const SlotStats& st = stats_[static_cast<size_t>(slot)];
-    if (best < 0) {
-      best = slot;
-      continue;
-    }
-    const SlotStats& b = stats_[static_cast<size_t>(best)];
-    if (st.smallBytes < b.smallBytes || (st.smallBytes == b.smallBytes && p.position < paths().path(best).position))
-      best = slot;
+    if (first < 0 || p.position < paths().path(first).position) first = slot;
+    if (fewest < 0 || stats_[static_cast<size_t>(slot)].smallBytes < stats_[static_cast<size_t>(fewest)].smallBytes)
+      fewest = slot;
   }
-  return best;
+  if (first >= 0 && stats_[static_cast<size_t>(first)].smallBytes < kSmallAckBytes) return first;
+  return fewest;
 }
 
 void MultipathConnection::feedSmall() {
