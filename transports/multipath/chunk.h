@@ -23,7 +23,7 @@ struct FrameHeader {
   uint32_t tag = 0;     // the message's tag, checked against the receive
   uint32_t index = 0;   // chunk index within the op
   uint32_t chunks = 0;  // chunks of the op
-  uint32_t lane = 0;    // the sender's lane slot (telemetry only)
+  uint32_t lane = 0;    // the sender's lane slot that carried the chunk (an ack echoes it)
   uint64_t op = 0;      // op id within the connection, per direction
   uint64_t offset = 0;  // of this chunk in the message
   uint64_t length = 0;  // of this chunk

@@ -173,6 +173,7 @@ Status MultipathConnection::poll() {
   if (upkeep) closeDrained();
   completeOps();
   sendSmallAcks();
+  sendAcks();
   // Acks queued by this poll leave now: the peer's send may wait on them after our receive is done.
   for (auto& l : in_)
     if (!l->bye && !l->flushed()) l->flush();

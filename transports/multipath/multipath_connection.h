@@ -136,6 +136,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   Status remoteError(const std::string& what, const Lane* lane) const;
   void applyEarly(RecvOp& op);
   void ackOn(Lane* lane, const FrameHeader& data);
+  void sendAcks();
   void oweSmallAck(Lane& lane, const FrameHeader& h);
   void sendSmallAcks(bool all = false);  // all: every owed batch, due or not
   void smallAcked(int slot, uint64_t count);
@@ -182,6 +183,10 @@ class MultipathConnection final : public Connection, private LaneEvents {
   std::vector<SlotStats> stats_;
   std::vector<std::unique_ptr<Lane>> in_;
   std::map<Lane*, Reading> reading_;
+  // Chunk acks owed, sent together at the end of a poll on one incoming lane (ackLane_, the last one a chunk
+  // came in on): each names the sender's slot that carried the chunk, so any lane can carry it back.
+  std::vector<FrameHeader> owedAcks_;
+  Lane* ackLane_ = nullptr;
   std::deque<SendOp> sends_;
   std::deque<RecvOp> recvs_;
   std::map<uint64_t, std::vector<Early>> early_;

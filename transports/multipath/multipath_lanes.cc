@@ -326,9 +326,10 @@ Status MultipathConnection::pollLanes() {
     }
     MYR_TRY(quarantine(slot, s));
   }
-  // Our acks ride the incoming lanes back. One whose way back is dead swallows them (the sender's stack
-  // still hears the peer's kernel ack its data, so it sees nothing wrong): let it go, so that the sender's
-  // side of it stalls, is quarantined, and its chunks come again on a path that works both ways.
+  // Our acks ride the incoming lanes back (a poll's on one of them). One whose way back is dead swallows them
+  // (the sender's stack still hears the peer's kernel ack its data, so it sees nothing wrong): let it go, so
+  // that the sender's side of it stalls, is quarantined, and its chunks come again on a path that works both
+  // ways; chunks of other lanes whose acks it swallowed are sent again at the end game and acknowledged again.
   auto now = now_;
   bool checkBack = now - lastBackCheck_ >= kBackCheckEvery;
   if (checkBack) lastBackCheck_ = now;

@@ -71,11 +71,21 @@ void MultipathConnection::ackOn(Lane* lane, const FrameHeader& data) {
   a.index = data.index;
   a.tag = data.tag;
   a.lane = data.lane;
-  bool alive = false;
+  owedAcks_.push_back(a);
+  if (lane) ackLane_ = lane;
+}
+
+// A poll's acks leave in one write: on the lane the last chunk came in on, if it still lives, else on any.
+// The reverse direction of a lane is a path of its own (its own ECMP hash), so carrying every lane's acks
+// on one changes what each ack measures no more than carrying each on its own did.
+void MultipathConnection::sendAcks() {
+  if (owedAcks_.empty()) return;
+  Lane* lane = nullptr;
   for (auto& l : in_)
-    if (l.get() == lane) alive = true;
-  if (!alive) lane = in_.empty() ? nullptr : in_.front().get();
-  if (lane) lane->postControl(a);
+    if (!l->bye && (l.get() == ackLane_ || !lane)) lane = l.get();
+  if (lane)
+    for (const FrameHeader& a : owedAcks_) lane->postControl(a);
+  owedAcks_.clear();
 }
 
 void MultipathConnection::finishArrival(RecvOp& op, uint32_t index) {

@@ -95,7 +95,8 @@ void MultipathConnection::ackArrived(Lane& lane, const FrameHeader& h) {
       stats_[static_cast<size_t>(lane.slot)].lastHeld = now_;
     return;
   }
-  auto a = sched_.ack(lane.slot, ChunkRef{h.op, h.index});
+  // The ack may come back on any lane: it names the slot that carried the chunk.
+  auto a = sched_.ack(static_cast<int>(h.lane), ChunkRef{h.op, h.index});
   if (!a.first) return;
   SendOp* s = sendOp(h.op);
   if (s) ++s->acked;

@@ -47,6 +47,7 @@ class TcpLane final : public mp::Lane {
     size_t done;                 // bytes of header + payload written
     std::vector<uint8_t> owned;  // the payload, copied when the frame was cancelled mid-write (cancel)
     bool released = false;       // cancelled mid-write: the caller's buffer is no longer read
+    size_t bytes() const { return sizeof(mp::FrameHeader) + (mp::carriesData(h.kind) ? h.length : 0); }
   };
   Status finishConnect();
   Status write();
