@@ -153,13 +153,7 @@ TEST(MultipathAcks, AnAckCreditsTheSlotItNamesWhicheverLaneBringsIt) {
   for (size_t slot = 0; slot < f.out.size(); ++slot)
     for (const FrameHeader& h : f.out[slot]->data) {
       EXPECT_EQ(h.lane, slot);
-      FrameHeader a;
-      a.kind = FrameHeader::kAck;
-      a.op = h.op;
-      a.index = h.index;
-      a.tag = h.tag;
-      a.lane = h.lane;
-      f.out[0]->inbox.emplace_back(a, std::vector<uint8_t>{});
+      f.out[0]->inbox.emplace_back(ackOf(h), std::vector<uint8_t>{});
       expectBytes[f.out[slot]->port()] += h.length;
     }
   ASSERT_GE(expectBytes.size(), 2u) << "the chunks were not spread (the test needs acks from several slots)";

@@ -39,6 +39,16 @@ inline bool carriesData(uint32_t kind) {
 inline bool isAckKind(uint32_t kind) {
   return kind == FrameHeader::kAck || kind == FrameHeader::kHeld || kind == FrameHeader::kSmallAck;
 }
+// The ack of data chunk `data`: its op, index and tag, and the sender's slot that carried it.
+inline FrameHeader ackOf(const FrameHeader& data) {
+  FrameHeader a;
+  a.kind = FrameHeader::kAck;
+  a.op = data.op;
+  a.index = data.index;
+  a.tag = data.tag;
+  a.lane = data.lane;
+  return a;
+}
 
 struct ChunkSpan {
   uint32_t index;

@@ -135,7 +135,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   // "<transport> multipath: " and what follows; `lane` (may be null) names the path the peer sent on.
   Status remoteError(const std::string& what, const Lane* lane) const;
   void applyEarly(RecvOp& op);
-  void ackOn(Lane* lane, const FrameHeader& data);
+  void oweAck(Lane* lane, const FrameHeader& data);  // sent by sendAcks at the end of the poll
   void sendAcks();
   void oweSmallAck(Lane& lane, const FrameHeader& h);
   void sendSmallAcks(bool all = false);  // all: every owed batch, due or not

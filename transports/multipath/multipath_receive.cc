@@ -64,14 +64,8 @@ Placement MultipathConnection::placeChunk(Lane& lane, const FrameHeader& h) {
   return Placement{static_cast<uint8_t*>(op->r->buf) + h.offset, false};
 }
 
-void MultipathConnection::ackOn(Lane* lane, const FrameHeader& data) {
-  FrameHeader a;
-  a.kind = FrameHeader::kAck;
-  a.op = data.op;
-  a.index = data.index;
-  a.tag = data.tag;
-  a.lane = data.lane;
-  owedAcks_.push_back(a);
+void MultipathConnection::oweAck(Lane* lane, const FrameHeader& data) {
+  owedAcks_.push_back(ackOf(data));
   if (lane) ackLane_ = lane;
 }
 
@@ -137,7 +131,7 @@ void MultipathConnection::chunkArrived(Lane& lane, const FrameHeader& h, bool pl
     // One that another lane is still reading is not: if that lane dies mid-chunk, the chunk must come again.
     if (h.op < nextRecvOp_) {
       RecvOp* op = recvOp(h.op);
-      if (!op || op->reported || op->re.seen(h.index)) ackOn(&lane, h);
+      if (!op || op->reported || op->re.seen(h.index)) oweAck(&lane, h);
     }
     return;
   }
@@ -163,14 +157,14 @@ void MultipathConnection::chunkArrived(Lane& lane, const FrameHeader& h, bool pl
       if (small)
         earlySmallBytes_ -= h.length;
       else
-        ackOn(&lane, h);
+        oweAck(&lane, h);
     }
     return;
   }
   RecvOp* op = recvOp(h.op);
   if (!op) return;
   finishArrival(*op, h.index);
-  if (!small) ackOn(&lane, h);
+  if (!small) oweAck(&lane, h);
 }
 
 void MultipathConnection::applyEarly(RecvOp& op) {
@@ -191,7 +185,7 @@ void MultipathConnection::applyEarly(RecvOp& op) {
     if (e->h.kind == FrameHeader::kSmall)
       earlySmallBytes_ -= e->h.length;  // its batch ack was owed when it arrived
     else
-      ackOn(e->lane, e->h);
+      oweAck(e->lane, e->h);
     pool_.give(std::move(e->data));
     e = list.erase(e);
   }
