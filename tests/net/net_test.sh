@@ -273,11 +273,14 @@ case $scenario in
     # A newcomer's line across hosts: mpirun with a hostfile starts its daemons on four namespace hosts
     # through netns_rsh (as ssh would), the perf binary passes the unique id by MPI_Bcast, and Myriad's data
     # crosses the fabric (eth0); no MYRIAD_COMM_ID anywhere. MPI's own traffic stays on the management network.
+    # Each host, mpirun's included, has a TMPDIR of its own (see netns_rsh: shared ones raced and hung 1 run in 6).
     mpirun=${NET_MPIRUN:?net: mpirun scenario needs NET_MPIRUN (the mpirun of the benchmarks MPI)}
     "$FABRIC" up "$fab" --leaves 2 --hosts 2 --spines 2 --rate 1gbit
     for h in 0.0 1.0 0.1 1.1; do echo "$("$FABRIC" mgmt-addr "$fab" "$h") slots=1"; done >"$out/hostfile"
     mapfile -t b0 < <(spine_bytes "$fab" 0)
-    NET_FABRIC=$fab timeout 180 ip netns exec "$("$FABRIC" ns "$fab" 0.0)" "$mpirun" --allow-run-as-root \
+    host0="$("$FABRIC" ns "$fab" 0.0)"
+    mkdir -p "$out/tmp/$host0"
+    NET_FABRIC=$fab NET_HOST_TMP=$out/tmp TMPDIR=$out/tmp/$host0 timeout 180 ip netns exec "$host0" "$mpirun" --allow-run-as-root \
       --hostfile "$out/hostfile" -np 4 --bind-to none --mca plm_rsh_agent "$NET_DIR/netns_rsh" \
       --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include mgmt0 --mca btl self,tcp \
       --mca btl_tcp_if_include mgmt0 -x MYRIAD_SOCKET_IFNAME=eth0 -x MYRIAD_DEBUG=INFO -x MYRIAD_DEBUG_SUBSYS=INIT \
