@@ -62,10 +62,15 @@ Status Handshake::checkHeader() const {
   return Status::ok();
 }
 
+Status Handshake::closed() {
+  peerClosed_ = true;
+  return Status(Code::kRemoteError, kHelloClosed);
+}
+
 Status Handshake::flush(int fd) {
   while (outDone_ < out_.size()) {
     ssize_t n = send(fd, out_.data() + outDone_, out_.size() - outDone_, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) return Status(Code::kRemoteError, kHelloClosed);
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) return closed();
     if (n < 0) return wouldBlock(errno) ? Status::ok() : systemError("hello: send", errno);
     append(sentLog_, out_.data() + outDone_, static_cast<size_t>(n));
     outDone_ += static_cast<size_t>(n);
@@ -79,7 +84,7 @@ Status Handshake::fill(int fd, size_t want, bool* complete) {
   while (in_.size() < want) {
     uint8_t buf[64];
     ssize_t n = recv(fd, buf, std::min(sizeof(buf), want - in_.size()), MSG_DONTWAIT);
-    if (n == 0 || (n < 0 && errno == ECONNRESET)) return Status(Code::kRemoteError, kHelloClosed);
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) return closed();
     if (n < 0) return wouldBlock(errno) ? Status::ok() : systemError("hello: recv", errno);
     append(in_, buf, static_cast<size_t>(n));
     if (header) MYR_TRY(checkHeader());

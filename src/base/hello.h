@@ -23,7 +23,7 @@ constexpr uint32_t kHelloMagic = 0x4852594d;  // "MYRH"
 constexpr uint32_t kHelloVersion = 2;
 using HelloIdent = std::array<uint8_t, 12>;  // what the connection is: the caller's kind and ranks
 // The error of a hello whose peer closed the connection before it was done (a server that dropped a client
-// too slow to answer, or one that exited): the one failure worth a new connection.
+// too slow to answer, or one that exited): the one failure worth a new connection (Handshake::peerClosed).
 inline constexpr const char* kHelloClosed = "connection closed during the hello";
 
 class Handshake {
@@ -38,6 +38,8 @@ class Handshake {
   // Blocking: steps until done, the deadline or the abort flag.
   Status run(int fd, Clock::time_point deadline, const std::atomic<bool>* abort);
   bool done() const { return state_ == State::kDone; }
+  // The last error was the peer closing (or resetting) the connection before the hello was done, not a refusal.
+  bool peerClosed() const { return peerClosed_; }
   const HelloIdent& ident() const { return ident_; }
 
   // For tests: the bytes this side has sent so far (to replay them on another connection).
@@ -45,6 +47,7 @@ class Handshake {
 
  private:
   enum class State { kOpen, kAnswer, kProof, kDone };
+  Status closed();  // the peer closed the connection: records it and says so
   Status flush(int fd);
   Status fill(int fd, size_t want, bool* complete);  // reads in_ up to `want` bytes
   Status checkHeader() const;
@@ -60,6 +63,7 @@ class Handshake {
   size_t outDone_ = 0;
   std::vector<uint8_t> in_;
   std::vector<uint8_t> sentLog_;
+  bool peerClosed_ = false;
 };
 
 }  // namespace myriad

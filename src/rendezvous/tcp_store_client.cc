@@ -28,7 +28,7 @@ Status TcpStore::ensureConnected(Clock::time_point deadline, const std::atomic<b
     Status s = hello.run(fd_.get(), deadline, abort);
     if (s.isOk()) return s;
     fd_.reset();
-    const bool closed = s.message() == kHelloClosed;
+    const bool closed = hello.peerClosed();
     if (closed && attempt < kHelloAttempts && Clock::now() + pause < deadline && !(abort && abort->load())) {
       std::this_thread::sleep_for(pause);
       pause *= 2;

@@ -169,5 +169,33 @@ TEST(Hello, OldAndFutureVersionsAreRefusedByName) {
   EXPECT_NE(s.message().find("not a Myriad hello"), std::string::npos) << s.message();
 }
 
+// The store client tries a new connection only when the peer closed the hello (a root shedding load), never when
+// it was refused: peerClosed() tells the two apart, whatever the messages say.
+TEST(Hello, APeerClosingMidHelloIsToldApartFromARefusal) {
+  Pair p;
+  Handshake o(Handshake::Role::kOpener, keyOf(1), kIdent);
+  ASSERT_TRUE(o.step(p.a.get()).isOk());  // the Open leaves; the Answer is awaited
+  p.b.reset();                            // the accepter drops the client
+  Status s;
+  for (int i = 0; i < 5 && s.isOk(); ++i) s = o.step(p.a.get());
+  EXPECT_FALSE(s.isOk());
+  EXPECT_TRUE(o.peerClosed()) << s.message();
+
+  Pair q;
+  Handshake wrong(Handshake::Role::kOpener, keyOf(1), kIdent), a(Handshake::Role::kAccepter, keyOf(2), {});
+  Status so;
+  Status sa = drive(wrong, a, q, &so);
+  ASSERT_FALSE(so.isOk());
+  ASSERT_FALSE(sa.isOk());
+  EXPECT_FALSE(wrong.peerClosed()) << so.message();
+  EXPECT_FALSE(a.peerClosed()) << sa.message();
+  Pair r;
+  const std::vector<uint8_t> junk(40, 0xab);
+  ASSERT_EQ(send(r.a.get(), junk.data(), junk.size(), 0), static_cast<ssize_t>(junk.size()));
+  Handshake b(Handshake::Role::kAccepter, keyOf(1), {});
+  EXPECT_FALSE(b.step(r.b.get()).isOk());
+  EXPECT_FALSE(b.peerClosed());
+}
+
 }  // namespace
 }  // namespace myriad
