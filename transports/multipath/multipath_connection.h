@@ -218,7 +218,11 @@ class MultipathConnection final : public Connection, private LaneEvents {
   std::vector<bool> laneDue_, laneReadable_;  // findDueLanes' answers, kept from poll to poll
   std::vector<uint64_t> watchIds_;            // and each lane's epoll name (0: not watched)
   int feedStart_ = 0;
-  std::vector<int> feedOrder_;  // feed()'s lanes, kept from poll to poll
+  struct FeedLane {
+    uint64_t inFlight;  // the lane's bytes in flight (the feed order's key)
+    int slot;
+  };
+  std::vector<FeedLane> feedOrder_;  // feed()'s lanes, kept from poll to poll
   int refusedInRow_ = 0;
   double slowestOpenSec_ = 0;
   uint64_t bytesAcked_ = 0, chunksAcked_ = 0, quarantines_ = 0, repaths_ = 0, rerolls_ = 0;

@@ -1,6 +1,7 @@
 // MultipathConnection (see multipath_connection.h): the send side: small messages onto lanes and their batch acks,
 // chunks pulled by the lanes, acks feeding the path keeper.
 #include <algorithm>
+#include <optional>
 
 #include "transports/multipath/multipath_connection.h"
 
@@ -130,7 +131,9 @@ Clock::duration MultipathConnection::dupAfter(int slot) const {
 // Lanes pull chunks one at a time, the lane with the fewest bytes in flight first (ties: the turn rotates,
 // so that no slot number is favoured), until none takes another. Paths that serve alike thus carry alike
 // (a greedy pull would let whichever lane acks first take most, and make its siblings look slow), while a
-// slow path, whose chunks stay in flight longer, carries less.
+// slow path, whose chunks stay in flight longer, carries less. The order is sorted once per feed; a lane
+// that pulled moves back past the lanes now lighter than it (as a stable sort would place it), and the scan
+// starts again from the lightest.
 void MultipathConnection::feed() {
   feedSmall();
   if (sched_.idle()) return;  // no chunk queued or in flight: nothing to pull, nothing to duplicate
@@ -142,21 +145,26 @@ void MultipathConnection::feed() {
     int slot = (feedStart_ + k) % n;
     PathState st = paths().path(slot).state;
     if (out_[static_cast<size_t>(slot)] && (st == PathState::kActive || st == PathState::kSpare))
-      feedOrder_.push_back(slot);
+      feedOrder_.push_back(FeedLane{sched_.laneInFlight(slot), slot});
   }
-  for (bool pulled = true; pulled;) {
-    pulled = false;
-    std::stable_sort(feedOrder_.begin(), feedOrder_.end(),
-                     [&](int a, int b) { return sched_.laneInFlight(a) < sched_.laneInFlight(b); });
-    for (int slot : feedOrder_) {
-      Lane* l = out_[static_cast<size_t>(slot)].get();
-      if (!l->canPost()) continue;
-      auto c = sched_.pull(slot, now, dupAfter(slot));
-      if (!c) continue;
-      pulled = true;
-      postChunk(*l, slot, *c);
-      break;  // the order changed: sort again
+  const auto lighter = [](const FeedLane& a, const FeedLane& b) { return a.inFlight < b.inFlight; };
+  std::stable_sort(feedOrder_.begin(), feedOrder_.end(), lighter);
+  for (size_t i = 0; i < feedOrder_.size();) {
+    const int slot = feedOrder_[i].slot;
+    Lane* l = out_[static_cast<size_t>(slot)].get();
+    std::optional<ChunkRef> c;
+    if (l->canPost()) c = sched_.pull(slot, now, dupAfter(slot));
+    if (!c) {
+      ++i;
+      continue;
     }
+    postChunk(*l, slot, *c);
+    const FeedLane moved{sched_.laneInFlight(slot), slot};
+    auto from = feedOrder_.begin() + static_cast<std::ptrdiff_t>(i);
+    auto to = std::lower_bound(from + 1, feedOrder_.end(), moved, lighter);
+    std::rotate(from, from + 1, to);
+    *(to - 1) = moved;
+    i = 0;
   }
 }
 
