@@ -101,10 +101,15 @@ case $scenario in
     ;;
   elephant)
     # Two hosts per leaf: ranks on x.0, the elephant between x.1. Rank 0's paths all start on spine 0,
-    # where the elephant runs; adaptive multipath must move our bytes to spine 1.
+    # where the elephant runs; adaptive multipath must move our bytes to spine 1. The source ports are
+    # given in order (MYRIAD_NET_PORTS): its 4 paths and 2 spares and the first fresh port it tries are on
+    # spine 0, the second fresh port on spine 1, so it must keep looking after a fresh port that is no
+    # better. With every fresh port drawn at random it failed about one run in 60 (a CI run): each fresh
+    # port is a coin flip, and once every path sits on the elephant's spine none looks slow beside its
+    # siblings and the looking stops (docs/design/multipath.md, "Not yet": deliberate exploration).
     "$FABRIC" up "$fab" --leaves 2 --hosts 2 --spines 2 --rate 200mbit
     lport=$((30000 + RANDOM % 1000))
-    ports=$("$FABRIC" probe "$fab" 0.0 1.0 "$lport" 0 5 | paste -sd, -)
+    ports=$( ("$FABRIC" probe "$fab" 0.0 1.0 "$lport" 0 7; "$FABRIC" probe "$fab" 0.0 1.0 "$lport" 1 1) | paste -sd, -)
     "$FABRIC" elephant "$fab" 0.1 1.1 0 30 "$out/elephant.json" >/dev/null
     sleep 1
     mapfile -t before < <(spine_bytes "$fab" 0)
