@@ -104,8 +104,8 @@ case $scenario in
     # where the elephant runs; adaptive multipath must move our bytes to spine 1. The source ports are
     # given in order (MYRIAD_NET_PORTS): its 4 paths and 2 spares and the first fresh port it tries are on
     # spine 0, the second fresh port on spine 1, so it must keep looking after a fresh port that is no
-    # better. With every fresh port drawn at random it failed about one run in 60 (a CI run): each fresh
-    # port is a coin flip, and once every path sits on the elephant's spine none looks slow beside its
+    # better. With every fresh port drawn at random it failed a CI run: each fresh port is a coin flip (6
+    # on the elephant's spine in a row: 1 in 64), and once every path sits there none looks slow beside its
     # siblings and the looking stops (docs/design/multipath.md, "Not yet": deliberate exploration).
     "$FABRIC" up "$fab" --leaves 2 --hosts 2 --spines 2 --rate 200mbit
     lport=$((30000 + RANDOM % 1000))
