@@ -214,6 +214,24 @@ ControlParams certain() {
   return p;
 }
 
+// A path's first round sets its service time to the median of the round's samples, in any order: the
+// middle one of an odd count, the mean of the two middle ones of an even count.
+TEST(MultipathControl, ARoundsServiceTimeIsTheMedianOfItsSamples) {
+  ControlLoop c(certain(), 1);
+  std::vector<PathRound> r(3);
+  r[0].slot = 0;
+  r[0].serviceSec = {0.005, 0.001, 0.004, 0.002};
+  r[1].slot = 1;
+  r[1].serviceSec = {0.009, 0.001, 0.003};
+  r[2].slot = 2;
+  r[2].serviceSec = {0.007, 0.007, 0.001, 0.008, 0.002, 0.009};
+  c.round(r, 1.0);
+  ASSERT_NE(c.view(0), nullptr);
+  EXPECT_DOUBLE_EQ(c.view(0)->service, 0.003);
+  EXPECT_DOUBLE_EQ(c.view(1)->service, 0.003);
+  EXPECT_DOUBLE_EQ(c.view(2)->service, 0.007);
+}
+
 TEST(MultipathControl, SlowPathIsRepathedAfterThreeRounds) {
   ControlLoop c(certain(), 1);
   std::vector<double> s = {0.002, 0.002, 0.002, 0.008};
