@@ -1,15 +1,15 @@
-"""What benchmarks/ab-compare and benchmarks/small-ab share: Myriad's perf binaries by collective, and the
-NAME=VALUE settings each side of a comparison runs with (--base-env, --new-env), e.g. LD_LIBRARY_PATH for a
-side whose binaries were copied away from the build that made them, or MYRIAD_NET_PATHS=1."""
+"""What benchmarks/ab-compare and benchmarks/small-ab share: the collectives they compare, their perf
+binaries, and the NAME=VALUE settings each side of a comparison runs with (--base-env, --new-env), e.g.
+LD_LIBRARY_PATH for a side whose binaries were copied away from the build that made them, or
+MYRIAD_NET_PATHS=1."""
 import os
 import sys
 
-PERF_BINARIES = {"all_reduce": "myriad_all_reduce_perf", "all_gather": "myriad_all_gather_perf",
-                 "reduce_scatter": "myriad_reduce_scatter_perf", "alltoall": "myriad_alltoall_perf"}
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
 
 
 def perf_binary(build, coll):
-    return os.path.join(build, "benchmarks", PERF_BINARIES[coll])
+    return os.path.join(build, "benchmarks", f"myriad_{coll}_perf")  # as harness/libraries.py names them
 
 
 def add_env_flags(ap):
