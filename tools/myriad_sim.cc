@@ -203,8 +203,7 @@ int main(int argc, char** argv) {
   auto planned = planCall(call);
   if (!planned.isOk()) return fail(planned.status());
   const auto t1 = std::chrono::steady_clock::now();
-  size_t totalSteps = 0;
-  for (const Schedule& s : planned.value().schedules) totalSteps += s.size();
+  const size_t totalSteps = planned.value().plans.steps();
   constexpr size_t kTraceSteps = 2'000'000;
   if (!tracePath.empty() && totalSteps > kTraceSteps)
     return fail(invalidArgument("--trace: this call has " + std::to_string(totalSteps) + " steps, more than the " +
@@ -214,12 +213,12 @@ int main(int argc, char** argv) {
   exec.failures(failures);
   exec.eagerBytes(eagerMiB * (1 << 20));
   exec.policy(policyName == "adaptive" ? PathPolicy::kAdaptive : PathPolicy::kStatic);
-  auto res = exec.run(planned.value().schedules);
+  auto res = exec.run(planned.value().plans);
   if (!res.isOk()) return fail(res.status());
   if (!tracePath.empty()) {
     const std::string title =
         planned.value().algorithm + ", " + collective + " " + bytesText + ", " + std::to_string(call.nranks) + " ranks";
-    if (Status s = writeChromeTrace(tracePath, title, planned.value().schedules, res.value().steps); !s.isOk())
+    if (Status s = writeChromeTrace(tracePath, title, planned.value().plans, res.value().steps); !s.isOk())
       return fail(s);
   }
   if (profile) {
@@ -227,12 +226,15 @@ int main(int argc, char** argv) {
     const size_t steps = totalSteps;
     const RunResult& p = res.value();
     std::fprintf(stderr,
-                 "profile: plan %.3f s, run %.3f s; %zu steps, %llu messages, %llu rerates over %.1f flows and %.1f "
-                 "links on average\n",
+                 "profile: plan %.3f s, run %.3f s; %zu steps (%zu distinct plans), %llu messages, %llu rerates over "
+                 "%.1f flows and %.1f "
+                 "links on average; windows per rank: %zu steps, %zu messages per connection\n",
                  std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(), steps,
-                 static_cast<unsigned long long>(p.messages), static_cast<unsigned long long>(p.rerates),
+                 planned.value().plans.shapes(), static_cast<unsigned long long>(p.messages),
+                 static_cast<unsigned long long>(p.rerates),
                  p.rerates ? static_cast<double>(p.rerateFlows) / static_cast<double>(p.rerates) : 0.0,
-                 p.rerates ? static_cast<double>(p.rerateLinks) / static_cast<double>(p.rerates) : 0.0);
+                 p.rerates ? static_cast<double>(p.rerateLinks) / static_cast<double>(p.rerates) : 0.0, p.stepWindow,
+                 p.messageWindow);
   }
   const RunResult& r = res.value();
   const double us = r.seconds * 1e6;

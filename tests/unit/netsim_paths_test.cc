@@ -85,7 +85,7 @@ TEST(NetsimRun, AdaptiveSplitRecoversTheCollisionFreeTimeOfARing) {
   auto seconds = [&](PathPolicy policy, bool withElephants) {
     VirtualExecutor exec(f, 4, withElephants ? elephants : std::vector<Elephant>{});
     exec.policy(policy);
-    auto r = exec.run(planned.value().schedules);
+    auto r = exec.run(planned.value().plans);
     EXPECT_TRUE(r.isOk()) << r.status().toString();
     return r.isOk() ? r.value().seconds : 0.0;
   };

@@ -158,7 +158,7 @@ TEST(NetsimRun, RingAllReduceMatchesItsClosedForm) {
   auto planned = planCall(call);
   ASSERT_TRUE(planned.isOk()) << planned.status().toString();
   VirtualExecutor exec(fabric.value(), 1);
-  auto res = exec.run(planned.value().schedules);
+  auto res = exec.run(planned.value().plans);
   ASSERT_TRUE(res.isOk()) << res.status().toString();
   // 2(N-1) steps of B/N bytes at the NIC's rate, each paying the path latency (NIC up and down: 2 hops).
   const double latency = 2 * spec.linkLatency;
@@ -299,7 +299,7 @@ TEST(NetsimRun, EveryCollectiveOfTheCliPlansAndFinishes) {
     call.kind = kind.value(), call.bytes = size_t{1} << 20, call.nranks = 16, call.ranksPerHost = 4;
     auto planned = planCall(call);
     ASSERT_TRUE(planned.isOk()) << name << ": " << planned.status().toString();
-    auto res = VirtualExecutor(fabric.value(), 2).run(planned.value().schedules);
+    auto res = VirtualExecutor(fabric.value(), 2).run(planned.value().plans);
     ASSERT_TRUE(res.isOk()) << name << " (" << planned.value().algorithm << "): " << res.status().toString();
     EXPECT_GT(res.value().seconds, 0) << name;
   }

@@ -38,7 +38,7 @@ def time_us(p):
 trace = os.path.join(scratch, "trace.json")
 p = run("--ranks", "8", "--ranks-per-host", "2", "--hosts-per-leaf", "2", "--bytes", "1M", "--trace", trace,
         "--profile")
-steps = int(re.search(r"; (\d+) steps,", p.stderr).group(1))
+steps = int(re.search(r"; (\d+) steps \(", p.stderr).group(1))
 events = json.load(open(trace))["traceEvents"]
 names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
 assert names == {r: f"rank {r}" for r in range(8)}, names

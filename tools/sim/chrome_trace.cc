@@ -7,14 +7,12 @@
 #include <cstdio>
 #include <memory>
 
-#include "plan/dtype.h"
-
 namespace myriad::netsim {
 namespace {
 
-std::string stepName(const Schedule::StepInfo& s) {
-  const std::string peer = std::to_string(s.peer);
-  switch (s.kind) {
+std::string stepName(Schedule::Kind kind, int peerRank) {
+  const std::string peer = std::to_string(peerRank);
+  switch (kind) {
     case Schedule::Kind::kSend: return "send to " + peer;
     case Schedule::Kind::kRecv: return "recv from " + peer;
     case Schedule::Kind::kRecvReduce: return "recv-reduce from " + peer;
@@ -37,11 +35,11 @@ std::string quoted(const std::string& text) {
 
 }  // namespace
 
-Status writeChromeTrace(const std::string& path, const std::string& title, const std::vector<Schedule>& schedules,
+Status writeChromeTrace(const std::string& path, const std::string& title, const PlanSet& plans,
                         const std::vector<StepSlice>& steps) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
   if (!f) return systemError("myriad-sim: --trace " + path, errno);
-  std::vector<std::vector<const StepSlice*>> byRank(schedules.size());
+  std::vector<std::vector<const StepSlice*>> byRank(static_cast<size_t>(plans.nranks()));
   for (const StepSlice& s : steps)
     if (s.rank >= 0 && static_cast<size_t>(s.rank) < byRank.size()) byRank[static_cast<size_t>(s.rank)].push_back(&s);
   std::fprintf(f.get(), "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"run\":%s},\"traceEvents\":[\n",
@@ -66,14 +64,14 @@ Status writeChromeTrace(const std::string& path, const std::string& title, const
       while (lane < laneEnd.size() && laneEnd[lane] > s->start) ++lane;
       if (lane == laneEnd.size()) laneEnd.push_back(0);
       laneEnd[lane] = s->end;
-      const Schedule::StepInfo& st = schedules[r].steps()[static_cast<size_t>(s->step)];
+      const PlanShape& shape = plans.shape(pid);
+      const size_t i = static_cast<size_t>(s->step);
       char times[96];
       std::snprintf(times, sizeof times, "\"ts\":%.3f,\"dur\":%.3f", s->start * 1e6, (s->end - s->start) * 1e6);
-      const size_t bytes =
-          Schedule::isMessage(st.kind) || st.kind == Schedule::Kind::kCopy ? st.n : st.n * dtypeSize(st.dtype);
-      event("{\"name\":" + quoted(stepName(st)) + ",\"cat\":\"step\",\"ph\":\"X\"," + times +
+      const int peer = Schedule::isMessage(shape.kind[i]) ? plans.peer(pid, shape.slot[i]) : -1;
+      event("{\"name\":" + quoted(stepName(shape.kind[i], peer)) + ",\"cat\":\"step\",\"ph\":\"X\"," + times +
             ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(lane) +
-            ",\"args\":{\"step\":" + std::to_string(s->step) + ",\"bytes\":" + std::to_string(bytes) + "}}");
+            ",\"args\":{\"step\":" + std::to_string(s->step) + ",\"bytes\":" + std::to_string(shape.bytes[i]) + "}}");
     }
   }
   std::fprintf(f.get(), "\n]}\n");

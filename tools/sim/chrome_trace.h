@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "base/status.h"
-#include "plan/schedule.h"
+#include "tools/sim/plan_set.h"
 #include "tools/sim/virtual_executor.h"
 
 namespace myriad::netsim {
 
-// Writes `steps` (VirtualExecutor::traceSteps) of the plans in `schedules` to `path`; `title` names the run.
-Status writeChromeTrace(const std::string& path, const std::string& title, const std::vector<Schedule>& schedules,
+// Writes `steps` (VirtualExecutor::traceSteps) of `plans` to `path`; `title` names the run.
+Status writeChromeTrace(const std::string& path, const std::string& title, const PlanSet& plans,
                         const std::vector<StepSlice>& steps);
 
 }  // namespace myriad::netsim

@@ -67,7 +67,7 @@ Result<PlannedCall> planCall(const CallSpec& spec) {
       return internalError("sim: rank 0 chose " + out.algorithm + " and rank " + std::to_string(r) + " chose " +
                            algo->name());
     MYR_ASSIGN_OR_RETURN(Schedule s, algo->plan(args, view));
-    out.schedules.push_back(std::move(s));
+    MYR_TRY(out.plans.add(s, spec.nranks));
   }
   return out;
 }

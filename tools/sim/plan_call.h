@@ -1,6 +1,7 @@
 // Planning one collective call for every rank, as the library would: the same CollArgs, the tuner's choice
 // through selectAlgorithm (or a forced algorithm), the algorithm's own plan per rank. Buffers are stand-in
-// addresses that are never dereferenced; only sizes matter.
+// addresses that are never dereferenced; only sizes matter. Ranks are planned one at a time and each plan is
+// kept only in its shared, compact form (PlanSet), so planning holds one Schedule at a time.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +11,7 @@
 #include "base/status.h"
 #include "plan/coll_args.h"
 #include "plan/schedule.h"
+#include "tools/sim/plan_set.h"
 
 namespace myriad::netsim {
 
@@ -24,7 +26,7 @@ struct CallSpec {
 
 struct PlannedCall {
   std::string algorithm;
-  std::vector<Schedule> schedules;
+  PlanSet plans;  // every rank's plan, compacted as it is made (each Schedule is dropped once added)
 };
 
 // "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast" (also the library's names,

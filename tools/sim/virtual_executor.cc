@@ -8,35 +8,44 @@
 #include <string>
 #include <unordered_map>
 
-#include "plan/dtype.h"
 #include "tools/sim/path_ports.h"
 #include "tools/sim/sim_paths.h"
+#include "tools/sim/window.h"
 
 namespace myriad::netsim {
 namespace {
 
 using Kind = Schedule::Kind;
 
-// One direction of one rank pair: its sends (steps of src) and receives (steps of dst) in the order added.
+// A step's state in its rank's window: its dependencies left to finish, or one of these.
+constexpr int32_t kUntouched = -1;  // no dependency finished yet: PlanShape::numDeps left
+constexpr int32_t kDone = -2;       // finished (0: posted, not finished)
+
+// One message of a channel, from its send's or receive's posting until it is read.
+struct MessageState {
+  double arrived = -1;  // when it was delivered, -1 before (its receive completes once posted)
+  bool sendPosted = false, recvPosted = false;
+  bool buffered = false;  // written into the socket buffers: its send completed when written
+  bool read = false;      // its receive has taken it: the state is no longer needed
+};
+
+// One direction of one rank pair. Its k-th message is the k-th send of src to its slot srcSlot and the k-th
+// receive of dst from its slot dstSlot.
 struct Channel {
   int src = 0, dst = 0;
-  std::vector<int> sends, recvs;
-  std::vector<char> sendPosted, recvPosted;
-  std::vector<char> buffered;     // written into the socket buffers: its send completed when written
-  std::vector<double> arrived;    // when it was delivered, -1 before (its receive completes once posted)
+  uint32_t srcSlot = 0, dstSlot = 0;
+  size_t count = 0;               // messages
+  Window<MessageState> msgs;      // from the first message not read yet
   size_t written = 0;             // the first message not written yet
   size_t next = 0;                // the first message not on the wire yet
   bool onWire = false;            // a message of this channel is being sent: the next one waits (one byte stream)
   double backlog = 0;             // bytes written into the socket buffers and not yet read by their receives
   std::optional<SimPaths> paths;  // made when its first message starts
-};
-
-struct Message {
-  int channel = 0;
-  size_t index = 0;
+  // The message on the wire: its index, flows left, latency, and when its flows started (a part's service
+  // time ends when its flow does).
+  size_t wire = 0;
   int partsLeft = 0;
-  double latency = 0;
-  double start = 0;  // when its flows started: a part's service time ends when its flow does
+  double latency = 0, start = 0;
 };
 
 struct Event {
@@ -46,43 +55,36 @@ struct Event {
   bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
 };
 
-double touched(const Schedule::StepInfo& s) {
-  switch (s.kind) {
-    case Kind::kReduce:
-    case Kind::kRecvReduce: return 3.0 * static_cast<double>(s.n * dtypeSize(s.dtype));  // read two, write one
-    case Kind::kScale: return 2.0 * static_cast<double>(s.n * dtypeSize(s.dtype));
-    case Kind::kCopy: return 2.0 * static_cast<double>(s.n);
-    default: return 0;
-  }
-}
-
 class Run {
  public:
-  Run(const Fabric& fabric, int paths, PathPolicy policy, double eagerBytes, const std::vector<Schedule>& schedules,
-      bool trace, std::vector<LinkFailure> failures)
+  Run(const Fabric& fabric, int paths, PathPolicy policy, double eagerBytes, const PlanSet& plans, bool trace,
+      std::vector<LinkFailure> failures)
       : fabric_(fabric),
         paths_(paths),
         policy_(policy),
         eagerBytes_(eagerBytes),
-        s_(schedules),
+        p_(plans),
         net_(capacities(fabric)),
         trace_(trace) {
     for (LinkFailure& f : failures) pending_.push_back({f.at, std::move(f.links), f.resumeAfter, {}});
   }
 
   Result<RunResult> go(const std::vector<Elephant>& elephants) {
-    const int n = static_cast<int>(s_.size());
+    const int n = p_.nranks();
     if (n != fabric_.spec().nranks)
-      return internalError("sim: " + std::to_string(n) + " schedules for " + std::to_string(fabric_.spec().nranks) +
+      return internalError("sim: " + std::to_string(n) + " plans for " + std::to_string(fabric_.spec().nranks) +
                            " ranks");
     for (const Elephant& e : elephants) net_.start(e.links, FlowNetwork::kForever, kElephant);
     result_.rankFinish.assign(static_cast<size_t>(n), 0);
     result_.spineFlows.assign(static_cast<size_t>(fabric_.spec().spines), 0);
     MYR_TRY(index());
     busy_.assign(static_cast<size_t>(n), 0);
+    state_.assign(static_cast<size_t>(n), Window<int32_t>(kUntouched));
     for (int r = 0; r < n; ++r)
-      for (int i = 0; i < static_cast<int>(s_[r].size()); ++i)
-        if (waits_[r][i] == 0) post(r, i);
+      for (int32_t i : p_.shape(r).roots) {
+        state_[static_cast<size_t>(r)].at(static_cast<uint64_t>(i)) = 0;
+        post(r, i);
+      }
     std::vector<uint64_t> finished;
     while (left_ > 0) {
       double tNet = now_ + net_.nextFinish();
@@ -104,6 +106,8 @@ class Run {
     }
     result_.seconds = 0;
     for (double f : result_.rankFinish) result_.seconds = std::max(result_.seconds, f);
+    for (const Window<int32_t>& w : state_) result_.stepWindow = std::max(result_.stepWindow, w.capacity());
+    for (const Channel& c : channels_) result_.messageWindow = std::max(result_.messageWindow, c.msgs.capacity());
     result_.linkBytes = net_.carried();
     result_.rerates = net_.stats().rerates, result_.rerateFlows = net_.stats().rerateFlows;
     result_.rerateLinks = net_.stats().rerateLinks;
@@ -117,89 +121,81 @@ class Run {
     return c;
   }
 
+  // One channel per direction of every rank pair that exchanges messages; each rank's slots point at the
+  // channels they send on and receive from.
   Status index() {
-    const int n = static_cast<int>(s_.size());
-    waits_.resize(static_cast<size_t>(n)), after_.resize(static_cast<size_t>(n)), msg_.resize(static_cast<size_t>(n));
-    chan_.resize(static_cast<size_t>(n));
-    afterStart_.resize(static_cast<size_t>(n));
-    done_.resize(static_cast<size_t>(n));
-    for (int r = 0; r < n; ++r) {
-      const Schedule& s = s_[r];
-      if (s.next())
-        return notSupported("sim: " + s.name() + " plans in two stages (data-dependent); the simulator runs " +
-                            "one-stage plans only");
-      const size_t m = s.size();
-      waits_[r].assign(m, 0), msg_[r].assign(m, -1), chan_[r].assign(m, -1), done_[r].assign(m, 0);
-      if (trace_) postedAt_.emplace_back(m, 0.0);
-      left_ += m;
-      // after_[r]: the steps each step unblocks, in one array (CSR): no allocation per step.
-      std::vector<int>& start = afterStart_[r];
-      std::vector<int>& list = after_[r];
-      start.assign(m + 1, 0);
-      for (size_t i = 0; i < m; ++i)
-        for (Schedule::Step d : s.deps(static_cast<Schedule::Step>(i)))
-          ++start[static_cast<size_t>(d) + 1], ++waits_[r][i];
-      for (size_t i = 0; i < m; ++i) start[i + 1] += start[i];
-      list.resize(static_cast<size_t>(start[m]));
-      {
-        std::vector<int> fill(start.begin(), start.end() - 1);
-        for (size_t i = 0; i < m; ++i)
-          for (Schedule::Step d : s.deps(static_cast<Schedule::Step>(i)))
-            list[static_cast<size_t>(fill[static_cast<size_t>(d)]++)] = static_cast<int>(i);
+    const int n = p_.nranks();
+    outOf_.assign(p_.totalSlots(), -1), inOf_.assign(p_.totalSlots(), -1);
+    std::unordered_map<uint64_t, int> channelOf;
+    auto channel = [&](int src, int dst) -> Channel& {
+      uint64_t key = uint64_t(static_cast<uint32_t>(src)) << 32 | static_cast<uint32_t>(dst);
+      auto [it, fresh] = channelOf.try_emplace(key, static_cast<int>(channels_.size()));
+      if (fresh) {
+        channels_.emplace_back();
+        channels_.back().src = src, channels_.back().dst = dst;
       }
-      for (size_t i = 0; i < m; ++i) {
-        const auto& st = s.steps()[i];
-        if (!Schedule::isMessage(st.kind)) continue;
-        if (st.peer < 0 || st.peer >= n || st.peer == r)
-          return internalError("sim: rank " + std::to_string(r) + " step " + std::to_string(i) + " names peer " +
-                               std::to_string(st.peer));
-        const bool sends = st.kind == Kind::kSend;
-        Channel& c = channel(sends ? r : st.peer, sends ? st.peer : r);
-        chan_[r][i] = static_cast<int>(&c - channels_.data());
-        auto& list = sends ? c.sends : c.recvs;
-        msg_[r][i] = static_cast<int>(list.size());
-        list.push_back(static_cast<int>(i));
+      return channels_[static_cast<size_t>(it->second)];
+    };
+    std::vector<size_t> recvs;  // per channel: the receives its destination posts
+    for (int r = 0; r < n; ++r) {
+      const PlanShape& s = p_.shape(r);
+      if (trace_) postedAt_.emplace_back(s.size(), 0.0);
+      left_ += s.size();
+      for (uint32_t k = 0; k < p_.slots(r); ++k) {
+        const int peer = p_.peer(r, k);
+        const size_t slot = p_.slotIndex(r, k);
+        if (!s.sendsTo[k].empty()) {
+          Channel& c = channel(r, peer);
+          c.srcSlot = k, c.count = s.sendsTo[k].size();
+          outOf_[slot] = static_cast<int>(&c - channels_.data());
+        }
+        if (!s.recvsFrom[k].empty()) {
+          Channel& c = channel(peer, r);
+          c.dstSlot = k;
+          inOf_[slot] = static_cast<int>(&c - channels_.data());
+          recvs.resize(channels_.size(), 0);
+          recvs[static_cast<size_t>(inOf_[slot])] = s.recvsFrom[k].size();
+        }
       }
     }
-    for (Channel& c : channels_) {
-      if (c.sends.size() != c.recvs.size())
-        return internalError("sim: rank " + std::to_string(c.src) + " sends " + std::to_string(c.sends.size()) +
+    recvs.resize(channels_.size(), 0);
+    for (size_t id = 0; id < channels_.size(); ++id) {
+      const Channel& c = channels_[id];
+      if (c.count != recvs[id])
+        return internalError("sim: rank " + std::to_string(c.src) + " sends " + std::to_string(c.count) +
                              " messages to rank " + std::to_string(c.dst) + ", which receives " +
-                             std::to_string(c.recvs.size()));
-      c.sendPosted.assign(c.sends.size(), 0), c.recvPosted.assign(c.recvs.size(), 0);
-      c.buffered.assign(c.sends.size(), 0), c.arrived.assign(c.sends.size(), -1);
+                             std::to_string(recvs[id]));
     }
     return Status::ok();
   }
 
-  Channel& channel(int src, int dst) {
-    uint64_t key = uint64_t(static_cast<uint32_t>(src)) << 32 | static_cast<uint32_t>(dst);
-    auto [it, fresh] = channelOf_.try_emplace(key, static_cast<int>(channels_.size()));
-    if (fresh) {
-      channels_.emplace_back();
-      channels_.back().src = src, channels_.back().dst = dst;
-    }
-    return channels_[static_cast<size_t>(it->second)];
+  int sendStep(const Channel& c, size_t k) const { return p_.shape(c.src).sendsTo[c.srcSlot][k]; }
+  int recvStep(const Channel& c, size_t k) const { return p_.shape(c.dst).recvsFrom[c.dstSlot][k]; }
+  double messageBytes(const Channel& c, size_t k) const {
+    return static_cast<double>(p_.shape(c.src).bytes[static_cast<size_t>(sendStep(c, k))]);
   }
 
   void post(int r, int i) {
-    const auto& st = s_[r].steps()[static_cast<size_t>(i)];
-    if (trace_) postedAt_[static_cast<size_t>(r)][static_cast<size_t>(i)] = now_;
-    switch (st.kind) {
+    const PlanShape& s = p_.shape(r);
+    const size_t si = static_cast<size_t>(i);
+    if (trace_) postedAt_[static_cast<size_t>(r)][si] = now_;
+    switch (s.kind[si]) {
       case Kind::kSend:
       case Kind::kRecv:
       case Kind::kRecvReduce: {
-        const bool sends = st.kind == Kind::kSend;
-        const int id = chan_[r][static_cast<size_t>(i)];
+        const bool sends = s.kind[si] == Kind::kSend;
+        const size_t slot = p_.slotIndex(r, s.slot[si]);
+        const int id = sends ? outOf_[slot] : inOf_[slot];
         Channel& c = channels_[static_cast<size_t>(id)];
-        const size_t k = static_cast<size_t>(msg_[r][i]);
-        (sends ? c.sendPosted : c.recvPosted)[k] = 1;
-        if (!sends && c.arrived[k] >= 0) received(c, k, std::max(now_, c.arrived[k]));  // its bytes came ahead
+        const size_t k = s.ordinal[si];
+        MessageState& m = c.msgs.at(k);
+        (sends ? m.sendPosted : m.recvPosted) = true;
+        if (!sends && m.arrived >= 0) received(c, k, std::max(now_, m.arrived));  // its bytes came ahead
         startReady(id);
         break;
       }
       case Kind::kJoin: complete(r, i); break;
-      default: compute(r, i, touched(st)); break;
+      default: compute(r, i, s.touched(si)); break;
     }
   }
 
@@ -209,9 +205,9 @@ class Run {
     events_.push({busy, seq_++, r, i});
   }
 
-  // A flow's tag: its message and which of the message's parts (paths) it is.
+  // A flow's tag: its channel (whose message on the wire it carries) and which of the parts (paths) it is.
   static constexpr uint64_t kParts = 64;
-  static uint64_t flowTag(uint64_t message, int part) { return message * kParts + static_cast<uint64_t>(part); }
+  static uint64_t flowTag(uint64_t channel, int part) { return channel * kParts + static_cast<uint64_t>(part); }
 
   // Failures due now cut their links and stop the flows on them; resumptions due restart those flows
   // (their bytes left) on the route ECMP now picks. A flow with no live route stays stopped: the run then
@@ -231,8 +227,7 @@ class Run {
         if (!resume.flows.empty()) later.push_back(std::move(resume));
       } else {
         for (const auto& [left, tag] : s.flows) {
-          const Message& m = messages_[tag / kParts];
-          const Channel& c = channels_[static_cast<size_t>(m.channel)];
+          const Channel& c = channels_[tag / kParts];
           Route route = fabric_.route(c.src, c.dst, c.paths->port(static_cast<int>(tag % kParts)));
           if (fabric_.crossesDead(route))
             ++stranded_;
@@ -249,30 +244,31 @@ class Run {
   // waits for its receive and an empty backlog, and streams as it is read (its send completes on delivery).
   void startReady(int id) {
     Channel& c = channels_[static_cast<size_t>(id)];
-    while (c.written < c.sends.size() && c.sendPosted[c.written]) {
+    while (c.written < c.count) {
+      MessageState& m = c.msgs.at(c.written);
+      if (!m.sendPosted) break;
       const size_t k = c.written;
-      const double bytes = static_cast<double>(s_[c.src].steps()[static_cast<size_t>(c.sends[k])].n);
+      const double bytes = messageBytes(c, k);
       if (c.backlog + bytes <= eagerBytes_) {
         c.backlog += bytes;
-        c.buffered[k] = 1;
-        events_.push({now_, seq_++, c.src, c.sends[k]});
-      } else if (!c.recvPosted[k] || c.backlog > 0) {
+        m.buffered = true;
+        events_.push({now_, seq_++, c.src, sendStep(c, k)});
+      } else if (!m.recvPosted || c.backlog > 0) {
         break;
       }
       ++c.written;
     }
     while (!c.onWire && c.next < c.written) {
       const size_t k = c.next++;
-      const double bytes = static_cast<double>(s_[c.src].steps()[static_cast<size_t>(c.sends[k])].n);
+      const double bytes = messageBytes(c, k);
       const int parts = fabric_.hostOf(c.src) == fabric_.hostOf(c.dst) ? 1 : paths_;
       if (!c.paths) c.paths.emplace(fabric_.spec().seed, c.src, c.dst, parts, policy_, now_);
-      Message m{id, k, parts, 0, now_};
+      c.wire = k, c.partsLeft = parts, c.latency = 0, c.start = now_;
       c.paths->split(bytes);
-      const uint64_t tag = messages_.size();
       ++result_.messages;
       for (int p = 0; p < parts; ++p) {
         Route route = fabric_.route(c.src, c.dst, c.paths->port(p));
-        m.latency = std::max(m.latency, route.latency);
+        c.latency = std::max(c.latency, route.latency);
         if (route.spine >= 0) ++result_.spineFlows[static_cast<size_t>(route.spine)];
         ++result_.flows;
         if (bytes == 0) continue;
@@ -280,12 +276,11 @@ class Run {
           ++stranded_;
           continue;
         }
-        net_.start(std::move(route.links), c.paths->part(p), flowTag(tag, p));
+        net_.start(std::move(route.links), c.paths->part(p), flowTag(static_cast<uint64_t>(id), p));
       }
-      if (bytes == 0) m.partsLeft = 0;
-      messages_.push_back(m);
-      if (m.partsLeft == 0) {
-        deliver(tag);
+      if (bytes == 0) c.partsLeft = 0;
+      if (c.partsLeft == 0) {
+        deliver(c);
       } else {
         c.onWire = true;
       }
@@ -294,54 +289,61 @@ class Run {
 
   void flowDone(uint64_t flow) {
     if (flow == kElephant) return;
-    const uint64_t tag = flow / kParts;
-    Message& m = messages_[tag];
-    Channel& c = channels_[static_cast<size_t>(m.channel)];
+    const int id = static_cast<int>(flow / kParts);
+    Channel& c = channels_[static_cast<size_t>(id)];
     // The policy's sample: this part's service time (adaptive: may re-path one of the pair's paths).
-    if (c.paths->served(static_cast<int>(flow % kParts), now_ - m.start, now_)) ++result_.repaths;
-    if (--m.partsLeft > 0) return;
-    const int id = m.channel;
-    channels_[static_cast<size_t>(id)].onWire = false;
-    deliver(tag);
-    startReady(id);  // may add messages: no reference into messages_ is held across it
+    if (c.paths->served(static_cast<int>(flow % kParts), now_ - c.start, now_)) ++result_.repaths;
+    if (--c.partsLeft > 0) return;
+    c.onWire = false;
+    deliver(c);
+    startReady(id);
   }
 
-  void deliver(uint64_t tag) {
-    const Message& m = messages_[tag];
-    Channel& c = channels_[static_cast<size_t>(m.channel)];
-    const double at = now_ + m.latency;
-    if (!c.buffered[m.index]) events_.push({at, seq_++, c.src, c.sends[m.index]});
-    c.arrived[m.index] = at;
+  // The channel's message on the wire has left it: it arrives one path latency later.
+  void deliver(Channel& c) {
+    const size_t k = c.wire;
+    MessageState& m = c.msgs.at(k);
+    const double at = now_ + c.latency;
+    if (!m.buffered) events_.push({at, seq_++, c.src, sendStep(c, k)});
+    m.arrived = at;
     // A message whose receive is not posted yet waits in the buffers for it (post()).
-    if (c.recvPosted[m.index]) received(c, m.index, at);
+    if (m.recvPosted) received(c, k, at);
   }
 
   // Message k of channel c is read by its receive at `at`: the receive is done then, or once reduced, and its
   // bytes leave the socket buffers.
   void received(Channel& c, size_t k, double at) {
-    if (c.buffered[k]) c.backlog -= static_cast<double>(s_[c.src].steps()[static_cast<size_t>(c.sends[k])].n);
-    const int r = c.dst, recv = c.recvs[k];
-    const auto& st = s_[r].steps()[static_cast<size_t>(recv)];
-    if (st.kind == Kind::kRecvReduce) {
+    MessageState& m = c.msgs.at(k);
+    if (m.buffered) c.backlog -= messageBytes(c, k);
+    m.read = true;
+    const int r = c.dst, recv = recvStep(c, k);
+    const PlanShape& s = p_.shape(r);
+    if (s.kind[static_cast<size_t>(recv)] == Kind::kRecvReduce) {
       double& busy = busy_[static_cast<size_t>(r)];
-      busy = std::max(busy, at) + touched(st) / fabric_.spec().memBytesPerSec;
+      busy = std::max(busy, at) + s.touched(static_cast<size_t>(recv)) / fabric_.spec().memBytesPerSec;
       events_.push({busy, seq_++, r, recv});
     } else {
       events_.push({at, seq_++, r, recv});
     }
+    while (!c.msgs.empty() && c.msgs.front().read) c.msgs.popFront();
   }
 
   void complete(int r, int i) {
-    char& d = done_[r][static_cast<size_t>(i)];
-    if (d) return;
-    d = 1, --left_;
+    Window<int32_t>& w = state_[static_cast<size_t>(r)];
+    if (static_cast<uint64_t>(i) < w.base()) return;
+    int32_t& d = w.at(static_cast<uint64_t>(i));
+    if (d == kDone) return;
+    d = kDone, --left_;
     result_.rankFinish[static_cast<size_t>(r)] = std::max(result_.rankFinish[static_cast<size_t>(r)], now_);
     if (trace_) result_.steps.push_back({r, i, postedAt_[static_cast<size_t>(r)][static_cast<size_t>(i)], now_});
-    const std::vector<int>& start = afterStart_[r];
-    for (int k = start[static_cast<size_t>(i)]; k < start[static_cast<size_t>(i) + 1]; ++k) {
-      const int j = after_[r][static_cast<size_t>(k)];
-      if (--waits_[r][static_cast<size_t>(j)] == 0) post(r, j);
+    const PlanShape& s = p_.shape(r);
+    for (uint32_t k = s.afterAt[static_cast<size_t>(i)]; k < s.afterAt[static_cast<size_t>(i) + 1]; ++k) {
+      const int j = s.after[k];
+      int32_t& waits = w.at(static_cast<uint64_t>(j));
+      if (waits == kUntouched) waits = static_cast<int32_t>(s.numDeps[static_cast<size_t>(j)]);
+      if (--waits == 0) post(r, j);
     }
+    while (!w.empty() && w.front() == kDone) w.popFront();
   }
 
   std::string deadlock() const {
@@ -350,13 +352,15 @@ class Run {
       o += " " + std::to_string(stranded_) + " flows found no live path after a link failure (no spine left " +
            "between their leaves);";
     int shown = 0;
-    for (size_t r = 0; r < s_.size() && shown < 8; ++r)
-      for (size_t i = 0; i < done_[r].size(); ++i)
-        if (!done_[r][i] && waits_[r][i] == 0) {
+    for (size_t r = 0; r < state_.size() && shown < 8; ++r) {
+      const Window<int32_t>& w = state_[r];
+      for (uint64_t i = w.base(); i < w.base() + w.span(); ++i)
+        if (*w.find(i) == 0) {
           o += "\n  rank " + std::to_string(r) + " waits in step " + std::to_string(i);
           ++shown;
           break;
         }
+    }
     return o;
   }
 
@@ -372,20 +376,19 @@ class Run {
   int paths_;
   PathPolicy policy_;
   double eagerBytes_;
-  const std::vector<Schedule>& s_;
+  const PlanSet& p_;
   FlowNetwork net_;
   RunResult result_;
   double now_ = 0;
   uint64_t seq_ = 0;
-  size_t left_ = 0;
-  std::vector<std::vector<int>> waits_, msg_, chan_, after_, afterStart_;  // chan_: a message step's channel
-  std::vector<std::vector<char>> done_;
+  uint64_t left_ = 0;
+  std::vector<Window<int32_t>> state_;  // per rank: its steps' state from the first one not finished
+  std::vector<int> outOf_,
+      inOf_;  // per slot of every rank (PlanSet::slotIndex): the channel it sends on, receives from
   std::vector<double> busy_;
   bool trace_ = false;
   std::vector<std::vector<double>> postedAt_;  // trace_: when each step was posted
   std::vector<Channel> channels_;
-  std::unordered_map<uint64_t, int> channelOf_;
-  std::vector<Message> messages_;
   std::vector<Scenario> pending_;
   uint64_t stranded_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
@@ -396,9 +399,14 @@ class Run {
 VirtualExecutor::VirtualExecutor(const Fabric& fabric, int paths, std::vector<Elephant> elephants)
     : fabric_(fabric), paths_(std::clamp(paths, 1, 64)), elephants_(std::move(elephants)) {}
 
-Result<RunResult> VirtualExecutor::run(const std::vector<Schedule>& schedules) {
-  Run r(fabric_, paths_, policy_, eagerBytes_, schedules, trace_, failures_);
+Result<RunResult> VirtualExecutor::run(const PlanSet& plans) {
+  Run r(fabric_, paths_, policy_, eagerBytes_, plans, trace_, failures_);
   return r.go(elephants_);
+}
+
+Result<RunResult> VirtualExecutor::run(const std::vector<Schedule>& schedules) {
+  MYR_ASSIGN_OR_RETURN(PlanSet plans, PlanSet::of(schedules));
+  return run(plans);
 }
 
 }  // namespace myriad::netsim

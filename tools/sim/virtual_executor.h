@@ -18,6 +18,7 @@
 #include "plan/schedule.h"
 #include "tools/sim/fabric.h"
 #include "tools/sim/flow_network.h"
+#include "tools/sim/plan_set.h"
 #include "tools/sim/sim_paths.h"
 
 namespace myriad::netsim {
@@ -51,13 +52,19 @@ struct RunResult {
   std::vector<int> spineFlows;                             // flows that crossed each spine
   uint64_t rerates = 0, rerateFlows = 0, rerateLinks = 0;  // FlowNetwork::Stats, for profiling
   std::vector<StepSlice> steps;                            // traceSteps(true): every step, in completion order
+  // Memory the run held per rank beyond the plans: the widest window of step states (a rank's steps from its
+  // first one not finished to the last one touched) and of message states (a connection's messages from the
+  // first one not read), as entries held.
+  size_t stepWindow = 0, messageWindow = 0;
 };
 
 class VirtualExecutor {
  public:
   VirtualExecutor(const Fabric& fabric, int paths, std::vector<Elephant> elephants = {});
-  // schedules[r]: rank r's plan. Fails on a plan the simulator cannot run (a two-stage plan) or on a
-  // deadlock, naming the ranks and steps that wait.
+  // Every rank's plan (PlanSet: shapes shared between ranks). Fails on a deadlock, naming the ranks and steps
+  // that wait. Memory beyond the plans follows the steps and messages in flight, not the plans' length.
+  Result<RunResult> run(const PlanSet& plans);
+  // schedules[r]: rank r's plan, compacted into a PlanSet first (which refuses a two-stage plan).
   Result<RunResult> run(const std::vector<Schedule>& schedules);
   // Record every step's start and end in RunResult::steps (memory: one StepSlice per step).
   void traceSteps(bool on) { trace_ = on; }

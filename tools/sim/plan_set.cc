@@ -1,0 +1,114 @@
+// PlanSet: a rank's Schedule compacted into a PlanShape, hashed, and shared with an equal shape if one
+// exists (compared field by field: equal hashes are only candidates).
+#include "tools/sim/plan_set.h"
+
+#include "plan/dtype.h"
+
+namespace myriad::netsim {
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+template <typename T>
+uint64_t hashOf(uint64_t h, const std::vector<T>& v) {
+  h = mix(h, v.size());
+  for (const T& x : v) h = mix(h, static_cast<uint64_t>(x));
+  return h;
+}
+
+}  // namespace
+
+double PlanShape::touched(size_t step) const {
+  const double b = static_cast<double>(bytes[step]);
+  switch (kind[step]) {
+    case Kind::kReduce:
+    case Kind::kRecvReduce: return 3.0 * b;
+    case Kind::kScale:
+    case Kind::kCopy: return 2.0 * b;
+    default: return 0;
+  }
+}
+
+bool PlanShape::operator==(const PlanShape& o) const {
+  return hash == o.hash && kind == o.kind && slot == o.slot && bytes == o.bytes && numDeps == o.numDeps &&
+         afterAt == o.afterAt && after == o.after;  // ordinal, roots and the slot lists follow from these
+}
+
+Result<PlanSet> PlanSet::of(const std::vector<Schedule>& schedules) {
+  PlanSet set(schedules.empty() ? std::string() : schedules.front().name());
+  for (const Schedule& s : schedules) MYR_TRY(set.add(s, static_cast<int>(schedules.size())));
+  return set;
+}
+
+Status PlanSet::add(const Schedule& plan, int n) {
+  using Kind = Schedule::Kind;
+  const int r = nranks();
+  if (plan.next())
+    return notSupported("sim: " + plan.name() + " plans in two stages (data-dependent); the simulator runs " +
+                        "one-stage plans only");
+  if (slotOf_.size() != static_cast<size_t>(n)) slotOf_.assign(static_cast<size_t>(n), -1);
+  const size_t m = plan.size();
+  PlanShape s;
+  s.kind.resize(m), s.slot.assign(m, 0), s.bytes.resize(m), s.ordinal.assign(m, 0), s.numDeps.resize(m);
+  s.afterAt.assign(m + 1, 0);
+  const size_t firstPeer = peers_.size();
+  for (size_t i = 0; i < m; ++i) {
+    const Schedule::StepInfo& st = plan.steps()[i];
+    s.kind[i] = st.kind;
+    const bool elements = st.kind == Kind::kReduce || st.kind == Kind::kScale;
+    s.bytes[i] = elements ? st.n * dtypeSize(st.dtype) : st.n;
+    const auto deps = plan.deps(static_cast<Schedule::Step>(i));
+    s.numDeps[i] = static_cast<uint32_t>(deps.size());
+    if (deps.empty()) s.roots.push_back(static_cast<int32_t>(i));
+    for (Schedule::Step d : deps) ++s.afterAt[static_cast<size_t>(d) + 1];
+    if (!Schedule::isMessage(st.kind)) continue;
+    if (st.peer < 0 || st.peer >= n || st.peer == r) {
+      for (size_t k = firstPeer; k < peers_.size(); ++k) slotOf_[static_cast<size_t>(peers_[k])] = -1;
+      peers_.resize(firstPeer);
+      return internalError("sim: rank " + std::to_string(r) + " step " + std::to_string(i) + " names peer " +
+                           std::to_string(st.peer));
+    }
+    int32_t& slot = slotOf_[static_cast<size_t>(st.peer)];
+    if (slot < 0) {
+      slot = static_cast<int32_t>(peers_.size() - firstPeer);
+      peers_.push_back(st.peer);
+      s.sendsTo.emplace_back(), s.recvsFrom.emplace_back();
+    }
+    s.slot[i] = static_cast<uint32_t>(slot);
+    auto& list = st.kind == Kind::kSend ? s.sendsTo[static_cast<size_t>(slot)] : s.recvsFrom[static_cast<size_t>(slot)];
+    s.ordinal[i] = static_cast<uint32_t>(list.size());
+    list.push_back(static_cast<int32_t>(i));
+  }
+  for (size_t k = firstPeer; k < peers_.size(); ++k) slotOf_[static_cast<size_t>(peers_[k])] = -1;
+  // The dependents of each step, in one array (CSR), in step order.
+  for (size_t i = 0; i < m; ++i) s.afterAt[i + 1] += s.afterAt[i];
+  s.after.resize(s.afterAt[m]);
+  {
+    std::vector<uint32_t> fill(s.afterAt.begin(), s.afterAt.end() - 1);
+    for (size_t i = 0; i < m; ++i)
+      for (Schedule::Step d : plan.deps(static_cast<Schedule::Step>(i)))
+        s.after[fill[static_cast<size_t>(d)]++] = static_cast<int32_t>(i);
+  }
+  uint64_t h = 0;
+  h = hashOf(h, s.kind), h = hashOf(h, s.slot), h = hashOf(h, s.bytes), h = hashOf(h, s.numDeps);
+  h = hashOf(h, s.after);
+  s.hash = h;
+  std::vector<uint32_t>& same = byHash_[h];
+  uint32_t id = static_cast<uint32_t>(shapes_.size());
+  for (uint32_t k : same)
+    if (shapes_[k] == s) id = k;
+  if (id == shapes_.size()) {
+    same.push_back(id);
+    shapes_.push_back(std::move(s));
+  }
+  shapeOf_.push_back(id);
+  peerAt_.push_back(static_cast<uint32_t>(peers_.size()));
+  steps_ += m;
+  if (algorithm_.empty()) algorithm_ = plan.name();
+  return Status::ok();
+}
+
+}  // namespace myriad::netsim
