@@ -7,6 +7,8 @@
 // to its children. Latency ~2 log2(n) slice hops, full pipelining.
 // Steps are added in one order on every rank, so both ends of every link agree: for j = 0, 1, ...: the up
 // phase of slice j in both trees, then the down phase of slice j - downLag(n) in both trees.
+#include <bit>
+
 #include "algorithms/algorithm.h"
 #include "algorithms/layout.h"
 #include "algorithms/trees.h"
@@ -26,8 +28,7 @@ constexpr size_t kWindow = 4;
 // 0.88 GB/s busbw against 9.5). Added depth + window slices later, a slice's way down is due on the link
 // about when it is ready.
 size_t downLag(int n) {
-  size_t depth = 0;
-  while ((size_t{1} << depth) < static_cast<size_t>(n)) ++depth;
+  const size_t depth = static_cast<size_t>(std::bit_width(static_cast<unsigned>(n - 1)));  // ceil(log2 n)
   return depth + kWindow;
 }
 
@@ -51,13 +52,20 @@ class TreeAllReduce final : public Algorithm {
     BufRef scratch = s.reserveScratch(kWindow * 2 * 2 * slotBytes);
     std::vector<Schedule::Step> freed(2 * slices, -1);   // per (slice, tree): its child slots may be refilled
     std::vector<Schedule::Step> upDone(2 * slices, -1);  // per (slice, tree): sent up, or final at the root
+    // Slice k of tree t: its elements, and where they sit in each buffer.
+    struct Place {
+      size_t count, bytes;
+      BufRef acc, in;
+    };
+    auto place = [&](size_t k, size_t t) {
+      Slice sl = sliceOf(halves.count[t], chunk, k);
+      size_t off = halves.offset[t] + sl.begin;
+      return Place{sl.count, sl.count * es, at(Schedule::recvBuf(), off, es), at(Schedule::sendBuf(), off, es)};
+    };
     auto upPhase = [&](size_t k, size_t t) {
       const TreeNode& node = trees[t];
-      Slice sl = sliceOf(halves.count[t], chunk, k);
-      if (!sl.count) return;
-      size_t off = halves.offset[t] + sl.begin, bytes = sl.count * es;
-      BufRef acc = at(Schedule::recvBuf(), off, es);
-      BufRef in = at(Schedule::sendBuf(), off, es);
+      const auto [count, bytes, acc, in] = place(k, t);
+      if (!count) return;
       Schedule::Step prior = k >= kWindow ? freed[(k - kWindow) * 2 + t] : -1;
       Schedule::Deps free = prior >= 0 ? Schedule::Deps{prior} : Schedule::Deps{};
       // Children's partials, reduced with this rank's input into recvbuff.
@@ -65,11 +73,11 @@ class TreeAllReduce final : public Algorithm {
       for (size_t c = 0; c < node.children.size(); ++c) {
         BufRef slot = scratch + (((k % kWindow) * 2 + t) * 2 + c) * slotBytes;
         if (c == 0) {  // needs only the message: reduced on arrival where the connection can
-          partial = s.recvReduce(node.children[c], acc, in, slot, sl.count, a.dtype, a.op, free);
+          partial = s.recvReduce(node.children[c], acc, in, slot, count, a.dtype, a.op, free);
           continue;
         }
         Schedule::Step got = s.recv(node.children[c], slot, bytes, free);
-        partial = s.reduce(acc, acc, slot, sl.count, a.dtype, a.op, {got, partial});
+        partial = s.reduce(acc, acc, slot, count, a.dtype, a.op, {got, partial});
       }
       freed[k * 2 + t] = partial;
       BufRef up = partial >= 0 ? acc : in;
@@ -79,19 +87,17 @@ class TreeAllReduce final : public Algorithm {
         done = s.send(node.parent, up, bytes, ready);
       } else {  // the root: its partial is the result
         done = partial >= 0 ? partial : s.copy(acc, in, bytes);
-        if (a.op == myrAvg) done = s.scaleAvg(acc, sl.count, a.dtype, n, {done});
+        if (a.op == myrAvg) done = s.scaleAvg(acc, count, a.dtype, n, {done});
       }
     };
     // The final slice from the parent (the root has it already) goes on to the children.
     auto downPhase = [&](size_t k, size_t t) {
       const TreeNode& node = trees[t];
-      Slice sl = sliceOf(halves.count[t], chunk, k);
-      if (!sl.count) return;
-      size_t off = halves.offset[t] + sl.begin, bytes = sl.count * es;
-      BufRef acc = at(Schedule::recvBuf(), off, es);
+      const Place p = place(k, t);
+      if (!p.count) return;
       Schedule::Step final = upDone[k * 2 + t];
-      if (node.parent >= 0) final = s.recv(node.parent, acc, bytes, {final});
-      for (int c : node.children) s.send(c, acc, bytes, {final});
+      if (node.parent >= 0) final = s.recv(node.parent, p.acc, p.bytes, {final});
+      for (int c : node.children) s.send(c, p.acc, p.bytes, {final});
     };
     const size_t lag = downLag(n);
     for (size_t j = 0; j < slices + lag; ++j) {

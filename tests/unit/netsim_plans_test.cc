@@ -1,16 +1,13 @@
 // The simulator's compact plans (tools/sim/plan_set.h) and its windows of per-step state (window.h): a
 // PlanSet must give back every rank's kind, peer, size and dependencies of every step exactly as the
 // algorithm planned them, share a shape only between equal plans, and a run must hold state for the steps
-// in flight only. Also the cost of a receive-reduce's reduction (its bytes read twice and written once), and
-// the tree all-reduce's pipelining that the simulator showed was missing.
+// in flight only. Also the cost of a receive-reduce's reduction (its bytes read twice and written once).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "dispatch/select.h"
-#include "plan/comm_view.h"
 #include "plan/dtype.h"
 #include "tools/sim/fabric.h"
 #include "tools/sim/plan_call.h"
@@ -53,27 +50,17 @@ TEST(NetsimWindow, EntriesSurviveGrowthAcrossTheWrapAndLeaveFromTheFront) {
   EXPECT_EQ(*w.find(w.base() + w.span() - 1), -1);
 }
 
-// Every rank's Schedule planned by the library, for a call.
+// Every rank's Schedule planned by the library, for a call of `count` floats per rank.
 std::vector<Schedule> planEvery(CollKind kind, const std::string& algo, size_t count, int n, int perHost) {
-  CollArgs args;
-  args.kind = kind, args.dtype = myrFloat32, args.op = myrSum, args.count = count;
-  static char sendStandIn, recvStandIn;
-  args.sendbuff = &sendStandIn, args.recvbuff = &recvStandIn;
-  std::vector<int> hostOf(static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r) hostOf[static_cast<size_t>(r)] = r / perHost;
-  auto layout = HostLayout::fromHostOf(hostOf);
+  CallSpec call;
+  call.kind = kind, call.algo = algo, call.nranks = n, call.ranksPerHost = perHost;
+  call.bytes = count * sizeof(float) * (kind == CollKind::kAllToAll ? static_cast<size_t>(n) : 1);
   std::vector<Schedule> out;
-  for (int r = 0; r < n; ++r) {
-    CommView view;
-    view.rank = r, view.layout = layout;
-    auto a = selectAlgorithm(args, view, algo);
-    EXPECT_TRUE(a.isOk()) << a.status().toString();
-    if (!a.isOk()) return {};
-    auto s = a.value()->plan(args, view);
-    EXPECT_TRUE(s.isOk()) << s.status().toString();
-    if (!s.isOk()) return {};
-    out.push_back(std::move(s.value()));
-  }
+  auto name = planEachRank(call, [&](int, const Schedule& s) {
+    out.push_back(s);
+    return Status::ok();
+  });
+  EXPECT_TRUE(name.isOk()) << name.status().toString();
   return out;
 }
 
@@ -174,30 +161,6 @@ TEST(NetsimRun, ARingHoldsStateForTheStepsInFlightNotForItsWholePlan) {
   EXPECT_LE(res.value().stepWindow, 128u) << "of " << perRank << " steps per rank";
   EXPECT_LE(res.value().messageWindow, 256u);
   EXPECT_GT(res.value().stepWindow, 0u);
-}
-
-// The double binary tree sends up one tree and down the other over the same links, and messages to a peer
-// leave in the order they were planned: the plan must not put a slice's way down ahead of later slices'
-// way up on a link, or every slice waits for a trip to the root and back. On a non-blocking fabric its
-// busiest NIC carries about twice the buffer (an inner node of one tree sends its half up and to two
-// children); the call must take little more than that. Planned in (slice, tree, phase) order, 64 ranks
-// took 14x this bound.
-TEST(NetsimRun, TheTreeAllReduceKeepsBothTreesPipelinedOnSharedLinks) {
-  const int n = 64;
-  const size_t bytes = size_t{16} << 20;
-  FabricSpec spec;
-  spec.nranks = n, spec.hostsPerLeaf = n, spec.spines = 1;  // one leaf: non-blocking
-  auto fabric = Fabric::make(spec);
-  ASSERT_TRUE(fabric.isOk());
-  CallSpec call;
-  call.kind = CollKind::kAllReduce, call.bytes = bytes, call.nranks = n, call.algo = "allreduce.tree";
-  auto planned = planCall(call);
-  ASSERT_TRUE(planned.isOk()) << planned.status().toString();
-  auto res = VirtualExecutor(fabric.value(), 1).run(planned.value().plans);
-  ASSERT_TRUE(res.isOk()) << res.status().toString();
-  const double bound = 2.0 * static_cast<double>(bytes) / spec.nicBytesPerSec;
-  EXPECT_LT(res.value().seconds, 1.6 * bound)
-      << "simulated " << res.value().seconds * 1e6 << " us, busiest NIC's bound " << bound * 1e6 << " us";
 }
 
 // Rank 0 sends B bytes that rank 1 receives and reduces into its buffer: the receive finishes after the

@@ -1,6 +1,6 @@
 // myriad-sim's model (tools/sim) against closed forms: ECMP of 8 flows on 8 spines, max-min fairness by
-// hand, a ring all-reduce on a non-blocking fabric, an elephant sharing a flow's spine, and a flow cut by a
-// link failure resuming on another spine.
+// hand, a ring all-reduce on a non-blocking fabric (and the tree all-reduce against its busiest NIC's bound),
+// an elephant sharing a flow's spine, and a flow cut by a link failure resuming on another spine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -145,20 +145,22 @@ TEST(NetsimMaxMin, IncrementalRatesMatchTheFullRecomputation) {
   }
 }
 
+// An all-reduce of `bytes` by `algo` over every rank of `spec`, planned as the library would, one path.
+Result<RunResult> allReduceOn(const FabricSpec& spec, const char* algo, size_t bytes) {
+  MYR_ASSIGN_OR_RETURN(Fabric fabric, Fabric::make(spec));
+  CallSpec call;
+  call.kind = CollKind::kAllReduce, call.bytes = bytes, call.nranks = spec.nranks, call.algo = algo;
+  MYR_ASSIGN_OR_RETURN(PlannedCall planned, planCall(call));
+  return VirtualExecutor(fabric, 1).run(planned.plans);
+}
+
 TEST(NetsimRun, RingAllReduceMatchesItsClosedForm) {
   const int n = 8;
   const size_t bytes = size_t{64} << 20;
   FabricSpec spec;
   spec.nranks = n, spec.hostsPerLeaf = n, spec.spines = 1;  // one leaf: non-blocking
   spec.memBytesPerSec = 1e18;                               // reductions free: the closed form has none
-  auto fabric = Fabric::make(spec);
-  ASSERT_TRUE(fabric.isOk());
-  CallSpec call;
-  call.kind = CollKind::kAllReduce, call.bytes = bytes, call.nranks = n, call.algo = "allreduce.ring";
-  auto planned = planCall(call);
-  ASSERT_TRUE(planned.isOk()) << planned.status().toString();
-  VirtualExecutor exec(fabric.value(), 1);
-  auto res = exec.run(planned.value().plans);
+  auto res = allReduceOn(spec, "allreduce.ring", bytes);
   ASSERT_TRUE(res.isOk()) << res.status().toString();
   // 2(N-1) steps of B/N bytes at the NIC's rate, each paying the path latency (NIC up and down: 2 hops).
   const double latency = 2 * spec.linkLatency;
@@ -166,6 +168,24 @@ TEST(NetsimRun, RingAllReduceMatchesItsClosedForm) {
       2.0 * (n - 1) / n * static_cast<double>(bytes) / spec.nicBytesPerSec + 2.0 * (n - 1) * latency;
   EXPECT_NEAR(res.value().seconds, reference, 0.03 * reference)
       << "simulated " << res.value().seconds * 1e6 << " us, closed form " << reference * 1e6 << " us";
+}
+
+// The double binary tree sends up one tree and down the other over the same links, and messages to a peer
+// leave in the order they were planned: the plan must not put a slice's way down ahead of later slices'
+// way up on a link, or every slice waits for a trip to the root and back. On a non-blocking fabric its
+// busiest NIC carries about twice the buffer (an inner node of one tree sends its half up and to two
+// children); the call must take little more than that. Planned in (slice, tree, phase) order, 64 ranks
+// took 14x this bound.
+TEST(NetsimRun, TheTreeAllReduceKeepsBothTreesPipelinedOnSharedLinks) {
+  const int n = 64;
+  const size_t bytes = size_t{16} << 20;
+  FabricSpec spec;
+  spec.nranks = n, spec.hostsPerLeaf = n, spec.spines = 1;  // one leaf: non-blocking
+  auto res = allReduceOn(spec, "allreduce.tree", bytes);
+  ASSERT_TRUE(res.isOk()) << res.status().toString();
+  const double bound = 2.0 * static_cast<double>(bytes) / spec.nicBytesPerSec;
+  EXPECT_LT(res.value().seconds, 1.6 * bound)
+      << "simulated " << res.value().seconds * 1e6 << " us, busiest NIC's bound " << bound * 1e6 << " us";
 }
 
 // One 16 MiB message between two hosts under two leaves of four spines: the fabric, the plans, the spine

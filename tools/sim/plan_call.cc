@@ -35,7 +35,7 @@ double busBwFactor(CollKind kind, int nranks) {
   }
 }
 
-Result<PlannedCall> planCall(const CallSpec& spec) {
+Result<std::string> planEachRank(const CallSpec& spec, const std::function<Status(int, const Schedule&)>& each) {
   const size_t n = static_cast<size_t>(spec.nranks), es = sizeof(float);
   CollArgs args;
   args.kind = spec.kind;
@@ -56,19 +56,26 @@ Result<PlannedCall> planCall(const CallSpec& spec) {
   std::vector<int> hostOf(n);
   for (size_t r = 0; r < n; ++r) hostOf[r] = static_cast<int>(r) / spec.ranksPerHost;
   auto layout = HostLayout::fromHostOf(hostOf);
-  PlannedCall out;
+  std::string algorithm;
   for (int r = 0; r < spec.nranks; ++r) {
     CommView view;
     view.rank = r;
     view.layout = layout;
     MYR_ASSIGN_OR_RETURN(const Algorithm* algo, selectAlgorithm(args, view, spec.algo));
-    if (r == 0) out.algorithm = algo->name();
-    if (out.algorithm != algo->name())
-      return internalError("sim: rank 0 chose " + out.algorithm + " and rank " + std::to_string(r) + " chose " +
+    if (r == 0) algorithm = algo->name();
+    if (algorithm != algo->name())
+      return internalError("sim: rank 0 chose " + algorithm + " and rank " + std::to_string(r) + " chose " +
                            algo->name());
     MYR_ASSIGN_OR_RETURN(Schedule s, algo->plan(args, view));
-    MYR_TRY(out.plans.add(s, spec.nranks));
+    MYR_TRY(each(r, s));
   }
+  return algorithm;
+}
+
+Result<PlannedCall> planCall(const CallSpec& spec) {
+  PlannedCall out;
+  MYR_ASSIGN_OR_RETURN(out.algorithm,
+                       planEachRank(spec, [&](int, const Schedule& s) { return out.plans.add(s, spec.nranks); }));
   return out;
 }
 

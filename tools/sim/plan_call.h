@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct PlannedCall {
 // "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast" (also the library's names,
 // "allreduce" ...).
 Result<CollKind> parseCollective(const std::string& name);
+// Plans rank 0, 1, ... in turn and hands each Schedule to `each` (rank, plan), which keeps what it needs;
+// returns the algorithm's name. Every rank must choose the same algorithm.
+Result<std::string> planEachRank(const CallSpec& spec, const std::function<Status(int, const Schedule&)>& each);
+// planEachRank into a PlanSet.
 Result<PlannedCall> planCall(const CallSpec& spec);
 // busbw / algbw, as benchmarks/common defines it per collective.
 double busBwFactor(CollKind kind, int nranks);

@@ -55,6 +55,9 @@ Status PlanSet::add(const Schedule& plan, int n) {
   s.kind.resize(m), s.slot.assign(m, 0), s.bytes.resize(m), s.ordinal.assign(m, 0), s.numDeps.resize(m);
   s.afterAt.assign(m + 1, 0);
   const size_t firstPeer = peers_.size();
+  auto forgetSlots = [&] {  // slotOf_ back to all -1 for the next rank
+    for (size_t k = firstPeer; k < peers_.size(); ++k) slotOf_[static_cast<size_t>(peers_[k])] = -1;
+  };
   for (size_t i = 0; i < m; ++i) {
     const Schedule::StepInfo& st = plan.steps()[i];
     s.kind[i] = st.kind;
@@ -66,7 +69,7 @@ Status PlanSet::add(const Schedule& plan, int n) {
     for (Schedule::Step d : deps) ++s.afterAt[static_cast<size_t>(d) + 1];
     if (!Schedule::isMessage(st.kind)) continue;
     if (st.peer < 0 || st.peer >= n || st.peer == r) {
-      for (size_t k = firstPeer; k < peers_.size(); ++k) slotOf_[static_cast<size_t>(peers_[k])] = -1;
+      forgetSlots();
       peers_.resize(firstPeer);
       return internalError("sim: rank " + std::to_string(r) + " step " + std::to_string(i) + " names peer " +
                            std::to_string(st.peer));
@@ -82,7 +85,7 @@ Status PlanSet::add(const Schedule& plan, int n) {
     s.ordinal[i] = static_cast<uint32_t>(list.size());
     list.push_back(static_cast<int32_t>(i));
   }
-  for (size_t k = firstPeer; k < peers_.size(); ++k) slotOf_[static_cast<size_t>(peers_[k])] = -1;
+  forgetSlots();
   // The dependents of each step, in one array (CSR), in step order.
   for (size_t i = 0; i < m; ++i) s.afterAt[i + 1] += s.afterAt[i];
   s.after.resize(s.afterAt[m]);
