@@ -226,12 +226,13 @@ int main(int argc, char** argv) {
     const size_t steps = totalSteps;
     const RunResult& p = res.value();
     std::fprintf(stderr,
-                 "profile: plan %.3f s, run %.3f s; %zu steps (%zu distinct plans), %llu messages, %llu rerates over "
-                 "%.1f flows and %.1f "
-                 "links on average; windows per rank: %zu steps, %zu messages per connection\n",
+                 "profile: plan %.3f s, run %.3f s; %zu steps (%zu distinct plans), %llu messages, %llu rerates in "
+                 "%.2f filling rounds over %.1f flows and %.1f links on average; windows per rank: %zu steps, %zu "
+                 "messages per connection\n",
                  std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(), steps,
                  planned.value().plans.shapes(), static_cast<unsigned long long>(p.messages),
                  static_cast<unsigned long long>(p.rerates),
+                 p.rerates ? static_cast<double>(p.rerateRounds) / static_cast<double>(p.rerates) : 0.0,
                  p.rerates ? static_cast<double>(p.rerateFlows) / static_cast<double>(p.rerates) : 0.0,
                  p.rerates ? static_cast<double>(p.rerateLinks) / static_cast<double>(p.rerates) : 0.0, p.stepWindow,
                  p.messageWindow);

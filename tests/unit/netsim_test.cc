@@ -145,6 +145,61 @@ TEST(NetsimMaxMin, IncrementalRatesMatchTheFullRecomputation) {
   }
 }
 
+// The same on a leaf-spine fabric's routes, where the connected component of a change is most of the
+// network: 256 hosts, flows between random hosts over the spine ECMP picks, links of mixed speed (degraded
+// uplinks), elephants that never end. The rates must match the full recomputation after every start and
+// finish, and a change must be resolved over a region much smaller than the active flows.
+TEST(NetsimMaxMin, RatesOnALeafSpineFabricMatchTheFullRecomputationFromALocalRegion) {
+  FabricSpec spec;
+  spec.nranks = 256, spec.hostsPerLeaf = 16, spec.spines = 8;
+  Result<Fabric> made = Fabric::make(spec);
+  ASSERT_TRUE(made.isOk()) << made.status().message();
+  Fabric& fabric = made.value();
+  std::mt19937 rng(7);
+  for (int d = 0; d < 24; ++d)
+    fabric.degrade(fabric.leafUp(static_cast<int>(rng() % 16), static_cast<int>(rng() % 8)), 1.5 + rng() % 4);
+  std::vector<double> cap;
+  for (const Link& l : fabric.links()) cap.push_back(l.capacity);
+  FlowNetwork net(cap);
+  std::vector<int> ids;
+  std::vector<std::vector<int>> paths;
+  std::vector<uint64_t> tags, done;
+  uint64_t tag = 0;
+  auto add = [&](double bytes) {
+    const int src = static_cast<int>(rng() % 256), dst = (src + 1 + static_cast<int>(rng() % 255)) % 256;
+    Route r = fabric.route(src, dst, static_cast<uint16_t>(rng()));
+    paths.push_back(r.links), tags.push_back(tag);
+    ids.push_back(net.start(std::move(r.links), bytes, tag++));
+  };
+  auto matches = [&] {
+    const std::vector<double> full = maxMinRates(paths, cap);
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (std::abs(net.rate(ids[i]) - full[i]) > 1e-9 * full[i]) return false;
+    return true;
+  };
+  for (int e = 0; e < 6; ++e) add(FlowNetwork::kForever);
+  for (int f = 0; f < 400; ++f) add(1e6 + static_cast<double>(rng() % 1000000));
+  ASSERT_TRUE(matches());
+  const FlowNetwork::Stats before = net.stats();
+  for (int event = 0; event < 300; ++event) {
+    done.clear();
+    net.advance(net.nextFinish(), &done);
+    ASSERT_FALSE(done.empty());
+    size_t kept = 0;
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (std::find(done.begin(), done.end(), tags[i]) == done.end())
+        ids[kept] = ids[i], paths[kept] = paths[i], tags[kept] = tags[i], ++kept;
+    ids.resize(kept), paths.resize(kept), tags.resize(kept);
+    for (size_t a = 0; a < done.size(); ++a) add(1e6 + static_cast<double>(rng() % 1000000));
+    ASSERT_TRUE(matches()) << "after event " << event;
+  }
+  const FlowNetwork::Stats& after = net.stats();
+  const double perChange =
+      static_cast<double>(after.rerateFlows - before.rerateFlows) / static_cast<double>(after.rerates - before.rerates);
+  EXPECT_LT(perChange, static_cast<double>(net.active()) / 4) << "flows recomputed per change";
+  EXPECT_GT(after.rerateRounds - before.rerateRounds, after.rerates - before.rerates) << "no region ever grew";
+}
+
 // An all-reduce of `bytes` by `algo` over every rank of `spec`, planned as the library would, one path.
 Result<RunResult> allReduceOn(const FabricSpec& spec, const char* algo, size_t bytes) {
   MYR_ASSIGN_OR_RETURN(Fabric fabric, Fabric::make(spec));

@@ -2,10 +2,17 @@
 #include "tools/sim/flow_network.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace myriad::netsim {
 namespace {
 constexpr double kEpsilonBytes = 1e-3;
+// Rates within this relative difference are the same rate: a recomputation's rounding does not move a flow.
+constexpr double kSameRate = 1e-12;
+
+bool moved(double from, double to) {
+  return std::abs(to - from) > kSameRate * std::max(from, to);
+}
 
 struct Share {
   double share;
@@ -21,14 +28,16 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity)
       linkDirty_(capacity_.size(), 0),
       users_(capacity_.size(), 0),
       leftCap_(capacity_.size(), 0.0),
-      linkMark_(capacity_.size(), 0) {}
+      linkIn_(capacity_.size(), 0),
+      linkRound_(capacity_.size(), 0) {}
 
 int FlowNetwork::start(std::vector<int> links, double bytes, uint64_t tag) {
   int id;
   if (!free_.empty()) {
     id = free_.back(), free_.pop_back();
   } else {
-    id = static_cast<int>(flows_.size()), flows_.emplace_back(), flowMark_.push_back(0);
+    id = static_cast<int>(flows_.size()), flows_.emplace_back();
+    flowIn_.push_back(0), next_.push_back(0), frozeAt_.push_back(-1);
   }
   Flow& f = flows_[static_cast<size_t>(id)];
   f.links = std::move(links);
@@ -134,56 +143,98 @@ const std::vector<double>& FlowNetwork::carried() {
   return carried_;
 }
 
-// Progressive filling (maxMinRates' rule) over the component of the dirty links: the link with the
-// smallest fair share (left capacity / unfrozen users; ties to the lower index) freezes its unfrozen flows
-// at that share. Shares only grow as flows freeze, so a heap with lazily dropped stale entries finds it.
+// The rates after a change, found over a region that starts at the changed links and grows only as far as
+// rates move (see the header). Every flow on a region link is a member; members share what the flows
+// outside leave of each link they cross (outside rates held fixed) by progressive filling. The region then
+// takes in the links of every member whose rate moved, and each link where a member froze but an outside
+// flow there runs faster; once neither adds a link, every flow has a full link on which none runs faster
+// (members by the filling and the check, the others because nothing on their links moved): the max-min
+// fair allocation, which is unique.
 void FlowNetwork::rerate() {
   if (dirty_.empty()) return;
   ++stats_.rerates;
-  mark_ += 2;  // linkMark_/flowMark_ == mark_: in the component; flowMark_ == mark_ + 1: frozen
-  compLinks_.clear(), compFlows_.clear();
-  for (int l : dirty_) {
-    linkDirty_[static_cast<size_t>(l)] = 0;
-    if (linkMark_[static_cast<size_t>(l)] != mark_) linkMark_[static_cast<size_t>(l)] = mark_, compLinks_.push_back(l);
-  }
+  ++epoch_;
+  region_.clear(), members_.clear();
+  auto addLink = [&](int l) {
+    if (linkIn_[static_cast<size_t>(l)] != epoch_) linkIn_[static_cast<size_t>(l)] = epoch_, region_.push_back(l);
+  };
+  for (int l : dirty_) linkDirty_[static_cast<size_t>(l)] = 0, addLink(l);
   dirty_.clear();
-  for (size_t i = 0; i < compLinks_.size(); ++i)
-    for (int id : linkFlows_[static_cast<size_t>(compLinks_[i])]) {
-      if (flowMark_[static_cast<size_t>(id)] == mark_) continue;
-      flowMark_[static_cast<size_t>(id)] = mark_, compFlows_.push_back(id);
-      for (int k : flows_[static_cast<size_t>(id)].links)
-        if (linkMark_[static_cast<size_t>(k)] != mark_)
-          linkMark_[static_cast<size_t>(k)] = mark_, compLinks_.push_back(k);
+  for (size_t scanned = 0;;) {
+    for (; scanned < region_.size(); ++scanned)
+      for (int id : linkFlows_[static_cast<size_t>(region_[scanned])])
+        if (flowIn_[static_cast<size_t>(id)] != epoch_)
+          flowIn_[static_cast<size_t>(id)] = epoch_, members_.push_back(id);
+    fill();
+    ++stats_.rerateRounds;
+    const size_t before = region_.size();
+    for (int id : members_) {
+      const Flow& f = flows_[static_cast<size_t>(id)];
+      if (!moved(f.rate, next_[static_cast<size_t>(id)])) continue;
+      for (int l : f.links) addLink(l);
     }
-  stats_.rerateFlows += compFlows_.size(), stats_.rerateLinks += compLinks_.size();
+    for (int id : members_) {
+      const int t = frozeAt_[static_cast<size_t>(id)];
+      if (t < 0 || linkIn_[static_cast<size_t>(t)] == epoch_) continue;
+      const double mine = next_[static_cast<size_t>(id)];
+      for (int o : linkFlows_[static_cast<size_t>(t)])
+        if (flowIn_[static_cast<size_t>(o)] != epoch_ && flows_[static_cast<size_t>(o)].rate > mine * (1 + kSameRate)) {
+          addLink(t);
+          break;
+        }
+    }
+    if (region_.size() == before) break;
+  }
+  stats_.rerateFlows += members_.size(), stats_.rerateLinks += region_.size();
+  for (int id : members_) {
+    const double r = next_[static_cast<size_t>(id)];
+    if (moved(flows_[static_cast<size_t>(id)].rate, r)) setRate(id, r);
+  }
+}
+
+// Progressive filling over the members (maxMinRates' rule): the link with the smallest fair share (what
+// the outside flows leave of it / its unfrozen members; ties to the lower index) freezes its unfrozen
+// members at that share. Shares only grow as flows freeze, so a heap with lazily dropped stale entries
+// finds it. Writes next_ and frozeAt_ of every member.
+void FlowNetwork::fill() {
+  ++round_;
+  sub_.clear();
+  // What each unfrozen member of link u may still take (rounding may leave a full link a hair below zero).
+  auto share = [&](size_t u) { return std::max(0.0, leftCap_[u]) / users_[u]; };
+  for (int id : members_) {
+    frozeAt_[static_cast<size_t>(id)] = -1, next_[static_cast<size_t>(id)] = 0;
+    for (int l : flows_[static_cast<size_t>(id)].links) {
+      const auto u = static_cast<size_t>(l);
+      if (linkRound_[u] != round_) linkRound_[u] = round_, sub_.push_back(l), users_[u] = 0, leftCap_[u] = capacity_[u];
+      ++users_[u];
+    }
+  }
   std::vector<Share> heap;
-  heap.reserve(compLinks_.size());
-  for (int l : compLinks_) {
+  heap.reserve(sub_.size());
+  for (int l : sub_) {
     const auto u = static_cast<size_t>(l);
-    users_[u] = static_cast<int>(linkFlows_[u].size()), leftCap_[u] = capacity_[u];
-    if (users_[u] > 0) heap.push_back({leftCap_[u] / users_[u], l});
+    if (linkIn_[u] != epoch_)  // a link outside the region: its outside flows keep their rates
+      for (int o : linkFlows_[u])
+        if (flowIn_[static_cast<size_t>(o)] != epoch_) leftCap_[u] -= flows_[static_cast<size_t>(o)].rate;
+    heap.push_back({share(u), l});
   }
   std::priority_queue<Share, std::vector<Share>, std::greater<>> q(std::greater<>{}, std::move(heap));
-  std::vector<std::pair<int, double>> rates;
-  rates.reserve(compFlows_.size());
   while (!q.empty()) {
     const Share s = q.top();
     q.pop();
     const auto t = static_cast<size_t>(s.link);
-    if (users_[t] <= 0 || leftCap_[t] / users_[t] != s.share) continue;  // stale
+    if (users_[t] <= 0 || share(t) != s.share) continue;  // stale
     for (int id : linkFlows_[t]) {
-      if (flowMark_[static_cast<size_t>(id)] != mark_) continue;
-      flowMark_[static_cast<size_t>(id)] = mark_ + 1;
-      rates.emplace_back(id, s.share);
+      if (flowIn_[static_cast<size_t>(id)] != epoch_ || frozeAt_[static_cast<size_t>(id)] >= 0) continue;
+      frozeAt_[static_cast<size_t>(id)] = s.link, next_[static_cast<size_t>(id)] = s.share;
       for (int k : flows_[static_cast<size_t>(id)].links) {
         const auto u = static_cast<size_t>(k);
         leftCap_[u] -= s.share, --users_[u];
-        if (u != t && users_[u] > 0) q.push({leftCap_[u] / users_[u], k});
+        if (u != t && users_[u] > 0) q.push({share(u), k});
       }
     }
     leftCap_[t] = 0, users_[t] = 0;
   }
-  for (auto [id, r] : rates) setRate(id, r);
 }
 
 }  // namespace myriad::netsim

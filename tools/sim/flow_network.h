@@ -3,9 +3,12 @@
 // next flow will finish.
 //
 // Incremental: each link keeps the list of its active flows; a start or an end marks the flow's links
-// dirty, and before time next moves the rates are recomputed (progressive filling, maxMinRates' rule) over
-// the connected component of the dirty links only (flows sharing a link with a dirty link, transitively) —
-// max-min fair rates of different components are independent, so the result is the full recomputation's.
+// dirty, and before time next moves the rates are recomputed over a region grown from the dirty links only
+// as far as rates move: the flows on the region's links share what the other flows (rates held) leave of
+// every link they cross; a flow whose rate moved brings its links in, and so does a link where a flow froze
+// below an outside flow; when nothing comes in, the result is the full max-min recomputation's (every flow
+// then has a full link on which none runs faster). On a large fabric a change moves the rates of a few
+// neighbours, not of the whole connected component that a full recomputation covers.
 // A flow's bytes left are settled lazily (when its rate changes or it ends), and the next finish comes
 // from a priority queue keyed by projected finish time, updated only for flows whose rate changed.
 #pragma once
@@ -37,9 +40,10 @@ class FlowNetwork {
   // Bytes each link carried so far (every active flow settled first).
   const std::vector<double>& carried();
   size_t active() const { return active_; }
-  // Counters for profiling: recomputations, and the flows and links they covered in all.
+  // Counters for profiling: recomputations, the filling rounds their regions took, and the flows and links
+  // the final regions held in all.
   struct Stats {
-    uint64_t rerates = 0, rerateFlows = 0, rerateLinks = 0;
+    uint64_t rerates = 0, rerateRounds = 0, rerateFlows = 0, rerateLinks = 0;
   };
   const Stats& stats() const { return stats_; }
 
@@ -63,6 +67,7 @@ class FlowNetwork {
   void setRate(int id, double r);
   void detach(int id);
   void rerate();
+  void fill();
   std::vector<double> capacity_, carried_;
   std::vector<std::vector<int>> linkFlows_;
   std::vector<Flow> flows_;
@@ -72,11 +77,13 @@ class FlowNetwork {
   double now_ = 0;
   size_t active_ = 0;
   Stats stats_;
-  // Scratch for rerate, kept to avoid allocating per event.
-  std::vector<int> compLinks_, compFlows_, users_;
-  std::vector<double> leftCap_;
-  std::vector<uint32_t> linkMark_, flowMark_;
-  uint32_t mark_ = 0;
+  // Scratch for rerate, kept to avoid allocating per event. Per link: in the region (linkIn_ == epoch_),
+  // crossed by a member this filling round (linkRound_ == round_); per flow: a member (flowIn_ == epoch_),
+  // its rate from the filling (next_) and the link it froze at (frozeAt_, -1 before).
+  std::vector<int> region_, members_, sub_, users_, frozeAt_;
+  std::vector<double> leftCap_, next_;
+  std::vector<uint32_t> linkIn_, linkRound_, flowIn_;
+  uint32_t epoch_ = 0, round_ = 0;
 };
 
 }  // namespace myriad::netsim

@@ -109,8 +109,9 @@ class Run {
     for (const Window<int32_t>& w : state_) result_.stepWindow = std::max(result_.stepWindow, w.capacity());
     for (const Channel& c : channels_) result_.messageWindow = std::max(result_.messageWindow, c.msgs.capacity());
     result_.linkBytes = net_.carried();
-    result_.rerates = net_.stats().rerates, result_.rerateFlows = net_.stats().rerateFlows;
-    result_.rerateLinks = net_.stats().rerateLinks;
+    const FlowNetwork::Stats& st = net_.stats();
+    result_.rerates = st.rerates, result_.rerateRounds = st.rerateRounds, result_.rerateFlows = st.rerateFlows;
+    result_.rerateLinks = st.rerateLinks;
     return std::move(result_);
   }
 

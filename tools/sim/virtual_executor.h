@@ -47,11 +47,11 @@ struct RunResult {
   std::vector<double> rankFinish;  // per rank
   std::vector<double> linkBytes;   // bytes each link carried, elephants included
   uint64_t messages = 0, flows = 0;
-  uint64_t flowsCut = 0;                                   // flows that lost their path to a LinkFailure
-  uint64_t repaths = 0;                                    // PathPolicy::kAdaptive: paths moved to fresh ports
-  std::vector<int> spineFlows;                             // flows that crossed each spine
-  uint64_t rerates = 0, rerateFlows = 0, rerateLinks = 0;  // FlowNetwork::Stats, for profiling
-  std::vector<StepSlice> steps;                            // traceSteps(true): every step, in completion order
+  uint64_t flowsCut = 0;        // flows that lost their path to a LinkFailure
+  uint64_t repaths = 0;         // PathPolicy::kAdaptive: paths moved to fresh ports
+  std::vector<int> spineFlows;  // flows that crossed each spine
+  uint64_t rerates = 0, rerateRounds = 0, rerateFlows = 0, rerateLinks = 0;  // FlowNetwork::Stats (profiling)
+  std::vector<StepSlice> steps;  // traceSteps(true): every step, in completion order
   // Memory the run held per rank beyond the plans: the widest window of step states (a rank's steps from its
   // first one not finished to the last one touched) and of message states (a connection's messages from the
   // first one not read), as entries held.
