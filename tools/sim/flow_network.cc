@@ -14,11 +14,6 @@ bool moved(double from, double to) {
   return std::abs(to - from) > kSameRate * std::max(from, to);
 }
 
-struct Share {
-  double share;
-  int link;
-  bool operator>(const Share& o) const { return share != o.share ? share > o.share : link > o.link; }
-};
 }  // namespace
 
 FlowNetwork::FlowNetwork(std::vector<double> capacity)
@@ -28,6 +23,7 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity)
       linkDirty_(capacity_.size(), 0),
       users_(capacity_.size(), 0),
       leftCap_(capacity_.size(), 0.0),
+      outsideMax_(capacity_.size(), 0.0),
       linkIn_(capacity_.size(), 0),
       linkRound_(capacity_.size(), 0) {}
 
@@ -175,13 +171,9 @@ void FlowNetwork::rerate() {
     }
     for (int id : members_) {
       const int t = frozeAt_[static_cast<size_t>(id)];
-      if (t < 0 || linkIn_[static_cast<size_t>(t)] == epoch_) continue;
-      const double mine = next_[static_cast<size_t>(id)];
-      for (int o : linkFlows_[static_cast<size_t>(t)])
-        if (flowIn_[static_cast<size_t>(o)] != epoch_ && flows_[static_cast<size_t>(o)].rate > mine * (1 + kSameRate)) {
-          addLink(t);
-          break;
-        }
+      if (t >= 0 && linkIn_[static_cast<size_t>(t)] != epoch_ &&
+          outsideMax_[static_cast<size_t>(t)] > next_[static_cast<size_t>(id)] * (1 + kSameRate))
+        addLink(t);
     }
     if (region_.size() == before) break;
   }
@@ -195,7 +187,7 @@ void FlowNetwork::rerate() {
 // Progressive filling over the members (maxMinRates' rule): the link with the smallest fair share (what
 // the outside flows leave of it / its unfrozen members; ties to the lower index) freezes its unfrozen
 // members at that share. Shares only grow as flows freeze, so a heap with lazily dropped stale entries
-// finds it. Writes next_ and frozeAt_ of every member.
+// finds it. Writes next_ and frozeAt_ of every member, and the fastest outside flow of each link it covers.
 void FlowNetwork::fill() {
   ++round_;
   sub_.clear();
@@ -209,19 +201,24 @@ void FlowNetwork::fill() {
       ++users_[u];
     }
   }
-  std::vector<Share> heap;
-  heap.reserve(sub_.size());
+  std::vector<Share>& heap = heap_;  // a min-heap on (share, link)
+  heap.clear();
   for (int l : sub_) {
     const auto u = static_cast<size_t>(l);
+    outsideMax_[u] = 0;
     if (linkIn_[u] != epoch_)  // a link outside the region: its outside flows keep their rates
       for (int o : linkFlows_[u])
-        if (flowIn_[static_cast<size_t>(o)] != epoch_) leftCap_[u] -= flows_[static_cast<size_t>(o)].rate;
+        if (flowIn_[static_cast<size_t>(o)] != epoch_) {
+          const double r = flows_[static_cast<size_t>(o)].rate;
+          leftCap_[u] -= r, outsideMax_[u] = std::max(outsideMax_[u], r);
+        }
     heap.push_back({share(u), l});
   }
-  std::priority_queue<Share, std::vector<Share>, std::greater<>> q(std::greater<>{}, std::move(heap));
-  while (!q.empty()) {
-    const Share s = q.top();
-    q.pop();
+  std::make_heap(heap.begin(), heap.end(), std::greater<>{});
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
+    const Share s = heap.back();
+    heap.pop_back();
     const auto t = static_cast<size_t>(s.link);
     if (users_[t] <= 0 || share(t) != s.share) continue;  // stale
     for (int id : linkFlows_[t]) {
@@ -230,7 +227,8 @@ void FlowNetwork::fill() {
       for (int k : flows_[static_cast<size_t>(id)].links) {
         const auto u = static_cast<size_t>(k);
         leftCap_[u] -= s.share, --users_[u];
-        if (u != t && users_[u] > 0) q.push({share(u), k});
+        if (u != t && users_[u] > 0)
+          heap.push_back({share(u), k}), std::push_heap(heap.begin(), heap.end(), std::greater<>{});
       }
     }
     leftCap_[t] = 0, users_[t] = 0;

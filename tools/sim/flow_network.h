@@ -63,6 +63,11 @@ class FlowNetwork {
     uint32_t version;
     bool operator>(const Due& o) const { return at != o.at ? at > o.at : id > o.id; }
   };
+  struct Share {  // a link's fair share in the filling's heap
+    double share;
+    int link;
+    bool operator>(const Share& o) const { return share != o.share ? share > o.share : link > o.link; }
+  };
   void settle(Flow& f);  // carries the bytes moved since f.since and moves f.since to now
   void setRate(int id, double r);
   void detach(int id);
@@ -79,9 +84,11 @@ class FlowNetwork {
   Stats stats_;
   // Scratch for rerate, kept to avoid allocating per event. Per link: in the region (linkIn_ == epoch_),
   // crossed by a member this filling round (linkRound_ == round_); per flow: a member (flowIn_ == epoch_),
-  // its rate from the filling (next_) and the link it froze at (frozeAt_, -1 before).
+  // its rate from the filling (next_) and the link it froze at (frozeAt_, -1 before); per link crossed by a
+  // member, the rate of its fastest flow outside the region (outsideMax_).
   std::vector<int> region_, members_, sub_, users_, frozeAt_;
-  std::vector<double> leftCap_, next_;
+  std::vector<double> leftCap_, outsideMax_, next_;
+  std::vector<Share> heap_;
   std::vector<uint32_t> linkIn_, linkRound_, flowIn_;
   uint32_t epoch_ = 0, round_ = 0;
 };
