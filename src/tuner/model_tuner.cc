@@ -28,7 +28,8 @@ constexpr size_t kMaxCached = 4096;
 // steps per rank (n^2 for the rings). Up to kMaxPricedRanks ranks a call is priced on its communicator.
 // Beyond, it is priced on four nested cuts of it, each its first hosts (2^i times max(2, 16 / ranks of its
 // first host): 16, 32, 64, 128 hosts of one rank, 2, 4, 8, 16 hosts of 8; a single host cut to 16, 32, 64,
-// 128 ranks), at most kMaxCutRanks ranks, and each candidate's price is extrapolated to the full count
+// 128 ranks), at most kMaxCutRanks ranks (each candidate at the bytes that keep its largest message the
+// full call's: chooseExtrapolated), and each candidate's price is extrapolated to the full count
 // (extrapolate.h), so that crossovers that move with n (a ring's 2(n-1) steps against a tree's 2 log2 n)
 // are seen. A layout without four such cuts (few hosts, or hosts of more than 16 ranks) is priced on its
 // first hosts up to kMaxPricedRanks ranks, and that choice is used at the full size. Bounded either way
