@@ -89,8 +89,8 @@ class FlowNetwork {
   std::vector<int> region_, members_, sub_, users_, frozeAt_;
   std::vector<double> leftCap_, outsideMax_, next_;
   std::vector<Share> heap_;
-  std::vector<uint32_t> linkIn_, linkRound_, flowIn_;
-  uint32_t epoch_ = 0, round_ = 0;
+  std::vector<uint64_t> linkIn_, linkRound_, flowIn_;  // 64-bit: a long run makes billions of fillings
+  uint64_t epoch_ = 0, round_ = 0;
 };
 
 }  // namespace myriad::netsim
