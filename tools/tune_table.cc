@@ -2,29 +2,24 @@
 #include "tools/tune_table.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 
 #include "base/config.h"
 #include "dispatch/select.h"
 #include "plan/dtype.h"
-#include "tuner/cost_model.h"
 #include "tuner/tuner.h"
-#include "tuner/tuner_file.h"
 
 namespace myriad::tools {
 
 const char* const kTuneUsage =
     "myriad-info --tune --coll KIND --ranks N [--hosts H | --hosts 4+4+1] --bytes SIZE[,SIZE...] [--dtype float]\n"
-    "                   [--cores C [--machines M]] [--direct]\n"
+    "                   [--cores C [--machines M]]\n"
     "  KIND: allreduce (or all_reduce), allgather, reducescatter, alltoall, broadcast, reduce, ...\n"
     "  --hosts H: N ranks on H hosts, contiguous and as even as possible; sizes with '+'. Default: one host.\n"
     "  --cores C: each machine has C cores (ranks beyond them share CPUs); --machines M: the hosts run on M\n"
     "  machines, contiguous and as even as possible (1: hosts emulated on one machine). Default: a machine per\n"
     "  host, of a size the model does not know.\n"
-    "  SIZE: bytes as the collective is sized (per rank; all-to-all: per peer), with K, M or G suffixes.\n"
-    "  --direct: also price every candidate on every rank (beyond 64 ranks the tuner extrapolates from cuts\n"
-    "  of the communicator; this checks it: slow, seconds to minutes and GBs at thousands of ranks).\n";
+    "  SIZE: bytes as the collective is sized (per rank; all-to-all: per peer), with K, M or G suffixes.\n";
 
 namespace {
 
@@ -41,38 +36,6 @@ bool parseSize(const std::string& text, size_t* out) {
   return true;
 }
 
-// Every candidate priced on every rank of `view` with the cost model, beside the tuner's price.
-std::string directPrices(const CollArgs& a, const CommView& view, const std::vector<Candidate>& candidates,
-                         const Choice& choice, const TunerConstants& k) {
-  std::string out = "  priced on every rank (--direct):\n";
-  for (const Candidate& c : candidates) {
-    std::vector<Schedule> schedules;
-    std::string error;
-    for (int r = 0; r < view.nranks() && error.empty(); ++r) {
-      CommView rv = view;
-      rv.rank = r;
-      auto s = c.plan(a, rv);
-      if (s.isOk())
-        schedules.push_back(std::move(s.value()));
-      else
-        error = s.status().message();
-    }
-    char line[160];
-    if (!error.empty()) {
-      out += std::string("  ") + c.name + ": cannot plan: " + error + "\n";
-      continue;
-    }
-    const double us = predict(schedules, view, k).us;
-    double tuned = -1;
-    for (const CandidateCost& cost : choice.costs)
-      if (cost.name == std::string(c.name)) tuned = cost.us;
-    std::snprintf(line, sizeof line, "  %-28s %12.1f us  (tuner / direct %.3f)\n", c.name, us,
-                  tuned >= 0 ? tuned / us : 0.0);
-    out += line;
-  }
-  return out;
-}
-
 }  // namespace
 
 bool tuneTable(const std::vector<std::string>& args, std::string* out, std::string* error) {
@@ -82,13 +45,8 @@ bool tuneTable(const std::vector<std::string>& args, std::string* out, std::stri
   };
   std::string coll, hostsText, bytesText, dtypeText = "float";
   int nranks = 0, cores = 0, machines = 0;
-  bool direct = false;
   for (size_t i = 1; i < args.size(); i += 2) {
     const std::string& opt = args[i];
-    if (opt == "--direct") {
-      direct = true, --i;
-      continue;
-    }
     if (i + 1 >= args.size()) return fail(opt + " needs a value");
     const std::string& v = args[i + 1];
     if (opt == "--coll") {
@@ -165,12 +123,6 @@ bool tuneTable(const std::vector<std::string>& args, std::string* out, std::stri
   if (!config.isOk()) return fail(config.status().message());
   auto tuner = tunerFor(config.value().tunerFile, config.value().tunerPlugin);
   if (!tuner.isOk()) return fail(tuner.status().message());
-  TunerConstants constants = TunerConstants::defaults();
-  if (!config.value().tunerFile.empty()) {
-    auto loaded = loadTunerFile(config.value().tunerFile);
-    if (!loaded.isOk()) return fail(loaded.status().message());
-    constants = loaded.value();
-  }
   auto layout = HostLayout::fromHostOf(hostOf);
   if (machines > 0 && cores == 0) return fail("--machines needs --cores");
   if (cores > 0) {
@@ -200,7 +152,6 @@ bool tuneTable(const std::vector<std::string>& args, std::string* out, std::stri
     if (candidates.empty()) return fail(std::string("no algorithm can run this ") + collName(kind) + " call");
     Choice choice = tuner.value()->choose(shape, view, candidates);
     *out += explainChoice(shape, view.layout->describe() + view.layout->describeMachines(), choice) + "\n";
-    if (direct) *out += directPrices(a, view, candidates, choice, constants);
   }
   return true;
 }

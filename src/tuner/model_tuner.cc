@@ -7,7 +7,6 @@
 // deterministic, so every rank chooses the same algorithm. All-to-allv has no size all ranks know; its
 // choice is the candidate whose worst ratio to the best over a range of block sizes is smallest.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -16,7 +15,6 @@
 #include "base/log.h"
 #include "plan/dtype.h"
 #include "tuner/cost_model.h"
-#include "tuner/extrapolate.h"
 #include "tuner/tuner.h"
 
 namespace myriad {
@@ -25,49 +23,28 @@ namespace {
 constexpr size_t kMaxCached = 4096;
 
 // Pricing plans every rank's schedule of every candidate: time and memory grow with the ranks times the
-// steps per rank (n^2 for the rings). Up to kMaxPricedRanks ranks a call is priced on its communicator.
-// Beyond, it is priced on four nested cuts of it, each its first hosts (2^i times max(2, 16 / ranks of its
-// first host): 16, 32, 64, 128 hosts of one rank, 2, 4, 8, 16 hosts of 8; a single host cut to 16, 32, 64,
-// 128 ranks), at most kMaxCutRanks ranks (each candidate at the bytes that keep its largest message the
-// full call's: chooseExtrapolated), and each candidate's price is extrapolated to the full count
-// (extrapolate.h), so that crossovers that move with n (a ring's 2(n-1) steps against a tree's 2 log2 n)
-// are seen. A layout without four such cuts (few hosts, or hosts of more than 16 ranks) is priced on its
-// first hosts up to kMaxPricedRanks ranks, and that choice is used at the full size. Bounded either way
-// (about 50 ms per shape), and the same on every rank.
+// steps per rank (n^2 for the rings). Beyond this many ranks the call is priced on a communicator of at most
+// this many with the same host sizes (the first hosts, in order), and that choice is used at the full size:
+// bounded (about 10 ms per shape), the same on every rank, but blind to crossovers that move with n.
 constexpr int kMaxPricedRanks = 64;
-constexpr int kMaxCutRanks = 256;
-constexpr int kCuts = 4;
-constexpr int kSmallestCutRanks = 16;
 
-// The first `hosts` hosts of `layout` (fewer if the next would pass `maxRanks` ranks), each cut to
-// `maxRanks` ranks, on their machines.
-std::shared_ptr<const HostLayout> firstHosts(const HostLayout& layout, int hosts, int maxRanks) {
+// The layout a call of `layout` is priced on: itself when small enough, else its first hosts (cut to
+// kMaxPricedRanks ranks), on their machines.
+std::shared_ptr<const HostLayout> pricedLayout(const std::shared_ptr<const HostLayout>& layout) {
+  if (layout->nranks() <= kMaxPricedRanks) return layout;
   std::vector<int> hostOf, cores;
   std::vector<std::string> machine;
-  for (int h = 0; h < std::min(hosts, static_cast<int>(layout.hosts.size())); ++h) {
-    const int size = std::min(static_cast<int>(layout.hosts[static_cast<size_t>(h)].size()), maxRanks);
-    if (!hostOf.empty() && static_cast<int>(hostOf.size()) + size > maxRanks) break;
-    const int m = layout.machineOfHost(h);
-    hostOf.insert(hostOf.end(), static_cast<size_t>(size), h);
+  int h = 0;
+  for (const std::vector<int>& host : layout->hosts) {
+    const int size = std::min(static_cast<int>(host.size()), kMaxPricedRanks);
+    if (!hostOf.empty() && static_cast<int>(hostOf.size()) + size > kMaxPricedRanks) break;
+    const int m = layout->machineOfHost(h);
+    hostOf.insert(hostOf.end(), static_cast<size_t>(size), h++);
     machine.insert(machine.end(), static_cast<size_t>(size), std::to_string(m));
-    cores.insert(cores.end(), static_cast<size_t>(size), layout.coresOf(m));
+    cores.insert(cores.end(), static_cast<size_t>(size), layout->coresOf(m));
   }
-  auto cut = HostLayout::fromHostOf(hostOf);
-  return layout.machineOf.empty() ? cut : HostLayout::onMachines(*cut, machine, cores);
-}
-
-// The nested cuts a large layout is priced on, or none when it has not kCuts of them.
-std::vector<std::shared_ptr<const HostLayout>> cutsOf(const HostLayout& layout) {
-  std::vector<std::shared_ptr<const HostLayout>> cuts;
-  const int hosts = static_cast<int>(layout.hosts.size());
-  const int first = static_cast<int>(layout.hosts.front().size());
-  for (int i = 0; i < kCuts; ++i) {
-    const int want = hosts == 1 ? kSmallestCutRanks << i : std::max(2, kSmallestCutRanks / first) << i;
-    auto cut = hosts == 1 ? firstHosts(layout, 1, want) : firstHosts(layout, want, kMaxCutRanks);
-    if ((hosts == 1 ? cut->nranks() : static_cast<int>(cut->hosts.size())) != want) return {};
-    cuts.push_back(std::move(cut));
-  }
-  return cuts;
+  auto priced = HostLayout::fromHostOf(hostOf);
+  return layout->machineOf.empty() ? priced : HostLayout::onMachines(*priced, machine, cores);
 }
 
 // Sizes (per peer) at which all-to-allv's candidates are compared.
@@ -127,18 +104,11 @@ class ModelTuner final : public Tuner {
       if (it != cache_.end()) return it->second.choice;
     }
     CommView priced = view;
+    priced.layout = pricedLayout(view.layout);
     priced.rank = 0;
-    Choice c;
-    std::vector<std::shared_ptr<const HostLayout>> cuts;
-    if (view.nranks() > kMaxPricedRanks && !shape.perPeerCounts) cuts = cutsOf(*view.layout);
-    if (!cuts.empty()) {
-      c = chooseExtrapolated(shape, priced, cuts, cands);
-    } else {
-      if (view.nranks() > kMaxPricedRanks) priced.layout = firstHosts(*view.layout, kMaxPricedRanks, kMaxPricedRanks);
-      c = shape.perPeerCounts ? chooseUnsized(shape, priced, cands) : chooseAt(shape, shape.bytes, priced, cands);
-      if (priced.layout != view.layout)
-        c.by += " priced at " + std::to_string(priced.nranks()) + " ranks on hosts " + priced.layout->describe();
-    }
+    Choice c = shape.perPeerCounts ? chooseUnsized(shape, priced, cands) : chooseAt(shape, shape.bytes, priced, cands);
+    if (priced.layout != view.layout)
+      c.by += " priced at " + std::to_string(priced.nranks()) + " ranks on hosts " + priced.layout->describe();
     MYR_LOG(kInfo, kTune, view.rank,
             explainChoice(shape, view.layout->describe() + view.layout->describeMachines(), c));
     std::lock_guard<std::mutex> lock(mu_);
@@ -177,79 +147,6 @@ class ModelTuner final : public Tuner {
     Choice c;
     c.by = "model";
     c.costs = costs(shape, bytes, view, cands);
-    c.name = fastest(c.costs);
-    return c;
-  }
-
-  // The size a call sized by its whole vector (all-reduce, broadcast, reduce) is priced at on a cut of
-  // `ranks` when it keeps its bytes per rank: a ring's chunks (S/n) are then the full call's. Any other
-  // call keeps its size (it is sized per rank or per peer already).
-  static size_t bytesPerRankKept(const CallShape& shape, int ranks) {
-    switch (shape.kind) {
-      case CollKind::kAllReduce:
-      case CollKind::kBroadcast:
-      case CollKind::kReduce: {
-        const size_t es = dtypeSize(shape.dtype);
-        const size_t elems = shape.bytes / es * static_cast<size_t>(ranks) / static_cast<size_t>(shape.nranks);
-        return std::max<size_t>(elems, 1) * es;
-      }
-      default: return shape.bytes;
-    }
-  }
-
-  // The largest message rank 0 sends in `cand`'s plan of `bytes` on `view` (0: it cannot plan).
-  static size_t largestSend(const CallShape& shape, size_t bytes, const Candidate& cand, const CommView& view) {
-    CommView v = view;
-    v.rank = 0;
-    auto s = cand.plan(argsOf(shape, bytes), v);
-    size_t most = 0;
-    if (s.isOk())
-      for (const Schedule::StepInfo& st : s.value().steps())
-        if (st.kind == Schedule::Kind::kSend) most = std::max(most, st.n);
-    return most;
-  }
-
-  // Every candidate priced on each cut and extrapolated to the communicator's size. A cut is priced either
-  // at the call's bytes or at its bytes per rank, whichever gives the messages that carry the bytes their
-  // full-size size: each candidate's largest message (rank 0's plan at full size, cheap to plan alone)
-  // against its largest on the largest cut. A ring's chunks S/n are kept by the bytes per rank, a
-  // halving-doubling's S/2 by the bytes; pricing a ring's cut at the full bytes would see chunks 32x too
-  // large at 4,096 ranks, bandwidth-bound where the full call is bound by per-message costs. A candidate
-  // that cannot plan on a cut cannot be chosen (its error is the cut's).
-  Choice chooseExtrapolated(const CallShape& shape, const CommView& view,
-                            const std::vector<std::shared_ptr<const HostLayout>>& cuts,
-                            std::span<const Candidate> cands) const {
-    std::string hosts, ranks;
-    for (const auto& cut : cuts) {
-      hosts += (hosts.empty() ? "" : ", ") + std::to_string(cut->hosts.size());
-      ranks += (ranks.empty() ? "" : ", ") + std::to_string(cut->nranks());
-    }
-    Choice c;
-    c.by = "model, extrapolated from its first " + hosts + " hosts (" + ranks + " ranks)";
-    const int largest = cuts.back()->nranks();
-    for (const Candidate& cand : cands) {
-      bool perRank = false;
-      if (bytesPerRankKept(shape, largest) != shape.bytes) {
-        CommView big = view;
-        big.layout = cuts.back();
-        const auto full = static_cast<double>(largestSend(shape, shape.bytes, cand, view));
-        const auto same = static_cast<double>(largestSend(shape, shape.bytes, cand, big));
-        const auto kept = static_cast<double>(largestSend(shape, bytesPerRankKept(shape, largest), cand, big));
-        perRank = full > 0 && same > 0 && kept > 0 && std::abs(std::log(kept / full)) < std::abs(std::log(same / full));
-      }
-      std::vector<PricePoint> points;
-      CandidateCost cost{cand.name, -1, ""};
-      for (const auto& cut : cuts) {
-        CommView v = view;
-        v.layout = cut;
-        const size_t bytes = perRank ? bytesPerRankKept(shape, cut->nranks()) : shape.bytes;
-        cost = costs(shape, bytes, v, std::span<const Candidate>(&cand, 1)).front();
-        if (cost.us >= 0) points.push_back({static_cast<double>(cut->nranks()), cost.us});
-      }
-      cost.us = points.size() == cuts.size() ? extrapolatePrice(points, view.nranks()) : -1;
-      if (cost.us < 0 && cost.error.empty()) cost.error = "not priced on every cut";
-      c.costs.push_back(std::move(cost));
-    }
     c.name = fastest(c.costs);
     return c;
   }
