@@ -101,6 +101,20 @@ TEST(NetsimMaxMin, AFlowAloneTakesItsNarrowestLink) {
   EXPECT_DOUBLE_EQ(rate[1], 0);
 }
 
+// Moves `net` on to its next finish and forgets the flows that finished from the test's own lists (each
+// flow's id, links and tag, in step); returns how many finished.
+size_t finishNext(FlowNetwork& net, std::vector<int>* ids, std::vector<std::vector<int>>* paths,
+                  std::vector<uint64_t>* tags) {
+  std::vector<uint64_t> done;
+  net.advance(net.nextFinish(), &done);
+  size_t kept = 0;
+  for (size_t i = 0; i < ids->size(); ++i)
+    if (std::find(done.begin(), done.end(), (*tags)[i]) == done.end())
+      (*ids)[kept] = (*ids)[i], (*paths)[kept] = (*paths)[i], (*tags)[kept] = (*tags)[i], ++kept;
+  ids->resize(kept), paths->resize(kept), tags->resize(kept);
+  return done.size();
+}
+
 // The incremental FlowNetwork (rates recomputed over the touched component only) against the full
 // recomputation, on random flow sets that grow and shrink.
 TEST(NetsimMaxMin, IncrementalRatesMatchTheFullRecomputation) {
@@ -112,7 +126,7 @@ TEST(NetsimMaxMin, IncrementalRatesMatchTheFullRecomputation) {
     FlowNetwork net(cap);
     std::vector<int> ids;
     std::vector<std::vector<int>> paths;
-    std::vector<uint64_t> tags, done;
+    std::vector<uint64_t> tags;
     for (int round = 0; round < 30; ++round) {
       const int add = 1 + static_cast<int>(rng() % 6);
       for (int a = 0; a < add; ++a) {
@@ -130,15 +144,8 @@ TEST(NetsimMaxMin, IncrementalRatesMatchTheFullRecomputation) {
       std::vector<double> full = maxMinRates(paths, cap);
       for (size_t i = 0; i < ids.size(); ++i) EXPECT_NEAR(net.rate(ids[i]), full[i], 1e-9 * (1 + full[i]));
       // Let the first flow to finish finish: the survivors must again match.
-      done.clear();
-      net.advance(net.nextFinish(), &done);
-      ASSERT_FALSE(done.empty());
-      size_t kept = 0;
-      for (size_t i = 0; i < ids.size(); ++i)
-        if (std::find(done.begin(), done.end(), tags[i]) == done.end())
-          ids[kept] = ids[i], paths[kept] = paths[i], tags[kept] = tags[i], ++kept;
-      ids.resize(kept), paths.resize(kept), tags.resize(kept);
-      EXPECT_EQ(net.active(), kept);
+      ASSERT_GT(finishNext(net, &ids, &paths, &tags), 0u);
+      EXPECT_EQ(net.active(), ids.size());
       full = maxMinRates(paths, cap);
       for (size_t i = 0; i < ids.size(); ++i) EXPECT_NEAR(net.rate(ids[i]), full[i], 1e-9 * (1 + full[i]));
     }
@@ -163,7 +170,7 @@ TEST(NetsimMaxMin, RatesOnALeafSpineFabricMatchTheFullRecomputationFromALocalReg
   FlowNetwork net(cap);
   std::vector<int> ids;
   std::vector<std::vector<int>> paths;
-  std::vector<uint64_t> tags, done;
+  std::vector<uint64_t> tags;
   uint64_t tag = 0;
   auto add = [&](double bytes) {
     const int src = static_cast<int>(rng() % 256), dst = (src + 1 + static_cast<int>(rng() % 255)) % 256;
@@ -182,15 +189,9 @@ TEST(NetsimMaxMin, RatesOnALeafSpineFabricMatchTheFullRecomputationFromALocalReg
   ASSERT_TRUE(matches());
   const FlowNetwork::Stats before = net.stats();
   for (int event = 0; event < 300; ++event) {
-    done.clear();
-    net.advance(net.nextFinish(), &done);
-    ASSERT_FALSE(done.empty());
-    size_t kept = 0;
-    for (size_t i = 0; i < ids.size(); ++i)
-      if (std::find(done.begin(), done.end(), tags[i]) == done.end())
-        ids[kept] = ids[i], paths[kept] = paths[i], tags[kept] = tags[i], ++kept;
-    ids.resize(kept), paths.resize(kept), tags.resize(kept);
-    for (size_t a = 0; a < done.size(); ++a) add(1e6 + static_cast<double>(rng() % 1000000));
+    const size_t finished = finishNext(net, &ids, &paths, &tags);
+    ASSERT_GT(finished, 0u);
+    for (size_t a = 0; a < finished; ++a) add(1e6 + static_cast<double>(rng() % 1000000));
     ASSERT_TRUE(matches()) << "after event " << event;
   }
   const FlowNetwork::Stats& after = net.stats();
