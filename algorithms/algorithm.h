@@ -3,6 +3,9 @@
 // read-only CommView, with no I/O and no resource touched. An executor (src/exec) then runs the Schedule.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+
 #include "plan/coll_args.h"
 #include "plan/comm_view.h"
 #include "plan/schedule.h"
@@ -18,6 +21,11 @@ class Algorithm {
   // Ok, or NotSupported with the reason.
   virtual Status supports(const CollArgs& args, const CommView& view) const = 0;
   virtual Result<Schedule> plan(const CollArgs& args, const CommView& view) const = 0;
+  // This rank's plan class, where the algorithm knows one: ranks r and q of one class have plans that are
+  // equal step for step (kinds, sizes, dependencies; buffer offsets aside) except that each peer p of r's
+  // plan is peer p + (q - r) mod n of q's. Cheap (no Schedule is built), so a simulator of many ranks plans
+  // one rank per class and moves its peers for the others. nullopt: unknown (every rank is planned).
+  virtual std::optional<uint64_t> planClass(const CollArgs&, const CommView&) const { return std::nullopt; }
 };
 
 }  // namespace myriad

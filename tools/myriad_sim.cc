@@ -170,7 +170,9 @@ int main(int argc, char** argv) {
                  "that does not fit waits for its receive; 0: every message does")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  bool profile = false;
+  bool profile = false, planEveryRank = false;
+  app.add_flag("--plan-every-rank", planEveryRank,
+               "plan every rank in full instead of one rank per plan class (the algorithm's planClass)");
   app.add_flag("--profile", profile, "print where the simulator's own time goes (plan, run, rerates) on stderr");
   CLI11_PARSE(app, argc, argv);
 
@@ -200,7 +202,7 @@ int main(int argc, char** argv) {
       !s.isOk())
     return fail(s);
   const auto t0 = std::chrono::steady_clock::now();
-  auto planned = planCall(call);
+  auto planned = planCall(call, !planEveryRank);
   if (!planned.isOk()) return fail(planned.status());
   const auto t1 = std::chrono::steady_clock::now();
   const size_t totalSteps = planned.value().plans.steps();
@@ -226,10 +228,12 @@ int main(int argc, char** argv) {
     const size_t steps = totalSteps;
     const RunResult& p = res.value();
     std::fprintf(stderr,
-                 "profile: plan %.3f s, run %.3f s; %zu steps (%zu distinct plans), %llu messages, %llu rerates in "
+                 "profile: plan %.3f s (%d ranks planned, %d moved by plan class, %d of them checked), run %.3f s; "
+                 "%zu steps (%zu distinct plans), %llu messages, %llu rerates in "
                  "%.2f filling rounds over %.1f flows and %.1f links on average; windows per rank: %zu steps, %zu "
                  "messages per connection\n",
-                 std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(), steps,
+                 std::chrono::duration<double>(t1 - t0).count(), planned.value().planned, planned.value().moved,
+                 planned.value().checked, std::chrono::duration<double>(t2 - t1).count(), steps,
                  planned.value().plans.shapes(), static_cast<unsigned long long>(p.messages),
                  static_cast<unsigned long long>(p.rerates),
                  p.rerates ? static_cast<double>(p.rerateRounds) / static_cast<double>(p.rerates) : 0.0,

@@ -27,6 +27,17 @@ class HierAllReduce final : public Algorithm {
   const char* name() const override { return "allreduce.hier"; }
   CollKind kind() const override { return CollKind::kAllReduce; }
   Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  // On hosts of G ranks numbered host by host, local rank l of every host runs the same intra-host rings and
+  // rail l's ring one host further: its class is l, when rail l's block splits evenly over the hosts (else
+  // the hosts' blocks differ in size by position in the rail).
+  std::optional<uint64_t> planClass(const CollArgs& a, const CommView& comm) const override {
+    const int g = comm.layout->evenHostSize;
+    if (g == 0) return std::nullopt;
+    const size_t hosts = static_cast<size_t>(comm.nranks() / g);
+    const int l = comm.localIndex(comm.rank);
+    if (Blocks::even(a.count, g).count[static_cast<size_t>(l)] % hosts != 0) return std::nullopt;
+    return static_cast<uint64_t>(l);
+  }
   Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
     Schedule s(name());
     size_t es = dtypeSize(a.dtype), chunk = chunkElems(comm, es);

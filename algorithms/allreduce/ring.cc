@@ -26,6 +26,12 @@ class RingAllReduce final : public Algorithm {
   const char* name() const override { return "allreduce.ring"; }
   CollKind kind() const override { return CollKind::kAllReduce; }
   Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  // Every rank talks to r - 1 and r + 1 and walks the segments from its own: with equal segments all plans
+  // are one plan moved around the ring.
+  std::optional<uint64_t> planClass(const CollArgs& a, const CommView& comm) const override {
+    if (a.count % static_cast<size_t>(comm.nranks()) != 0) return std::nullopt;
+    return 0;
+  }
   Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
     Schedule s(name());
     const int n = comm.nranks(), r = comm.rank;

@@ -37,6 +37,26 @@ class TreeAllReduce final : public Algorithm {
   const char* name() const override { return "allreduce.tree"; }
   CollKind kind() const override { return CollKind::kAllReduce; }
   Status supports(const CollArgs&, const CommView&) const override { return Status::ok(); }
+  // A rank's plan follows from where its parent and children sit in the two trees, nothing else (both halves
+  // are the same for all ranks): ranks whose peers lie at the same distances have one plan moved.
+  std::optional<uint64_t> planClass(const CollArgs&, const CommView& comm) const override {
+    const int n = comm.nranks(), r = comm.rank;
+    uint64_t key = 0x243f6a8885a308d3ULL;
+    auto mix = [&key](uint64_t v) {  // splitmix64 over the running key
+      key += v + 0x9e3779b97f4a7c15ULL;
+      key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      key = (key ^ (key >> 27)) * 0x94d049bb133111ebULL;
+      key ^= key >> 31;
+    };
+    auto away = [&](int peer) { return static_cast<uint64_t>(((peer - r) % n + n) % n); };
+    for (int t = 0; t < 2; ++t) {
+      const TreeNode node = doubleTree(n, r, t);
+      mix(node.parent < 0 ? ~uint64_t{0} : away(node.parent));
+      mix(node.children.size());
+      for (int c : node.children) mix(away(c));
+    }
+    return key;
+  }
   Result<Schedule> plan(const CollArgs& a, const CommView& comm) const override {
     Schedule s(name());
     int n = comm.nranks();

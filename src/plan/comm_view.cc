@@ -4,6 +4,17 @@
 #include <map>
 
 namespace myriad {
+namespace {
+
+int evenHostSizeOf(const HostLayout& l) {
+  if (l.hosts.empty()) return 0;
+  const size_t g = l.hosts.front().size();
+  for (size_t r = 0; r < l.hostOf.size(); ++r)
+    if (static_cast<size_t>(l.hostOf[r]) != r / g || l.hosts[static_cast<size_t>(l.hostOf[r])].size() != g) return 0;
+  return static_cast<int>(g);
+}
+
+}  // namespace
 
 std::shared_ptr<const HostLayout> HostLayout::fromLabels(const std::vector<std::string>& labels) {
   auto l = std::make_shared<HostLayout>();
@@ -19,6 +30,7 @@ std::shared_ptr<const HostLayout> HostLayout::fromLabels(const std::vector<std::
     l->localIndex[r] = static_cast<int>(host.size());
     host.push_back(static_cast<int>(r));
   }
+  l->evenHostSize = evenHostSizeOf(*l);
   return l;
 }
 
@@ -37,6 +49,7 @@ std::shared_ptr<const HostLayout> HostLayout::single(int n) {
     l->hostOf.push_back(0);
     l->localIndex.push_back(r);
   }
+  l->evenHostSize = evenHostSizeOf(*l);
   return l;
 }
 

@@ -24,6 +24,9 @@ struct HostLayout {
   // Empty: every host is a machine of its own, of unknown size.
   std::vector<int> machineOf;
   std::vector<int> machineCores;
+  // G when every host has G ranks, numbered host by host (rank = host * G + local index); 0 otherwise, or
+  // when the layout was assembled by hand. Set by the factories below: O(1) for plans that ask per rank.
+  int evenHostSize = 0;
 
   int nranks() const { return static_cast<int>(hostOf.size()); }
   int machines() const {

@@ -137,6 +137,65 @@ TEST(NetsimPlanSet, APlanThatMessagesItselfOrNoRankIsRefusedByName) {
   EXPECT_NE(b.status().message().find("rank 0 step 0 names peer 7"), std::string::npos) << b.status().toString();
 }
 
+// Planning one rank per plan class (Algorithm::planClass) must give every rank exactly the plan the algorithm
+// makes for it: checked here on every rank, against each rank planned in full.
+TEST(NetsimPlanSet, PlanClassesGiveEveryRankExactlyItsOwnPlan) {
+  struct Case {
+    std::string algo;
+    int n, perHost;
+    size_t count;
+    bool classed;  // whether the algorithm names classes for this call
+  };
+  const Case cases[] = {
+      {"allreduce.ring", 24, 3, 24 * 1000, true},  {"allreduce.ring", 24, 3, 24 * 1000 + 5, false},
+      {"allreduce.tree", 37, 1, 300000, true},     {"allreduce.tree", 64, 8, 1 << 18, true},
+      {"allreduce.hier", 24, 4, 24 * 20000, true}, {"allreduce.hier", 24, 4, 24 * 20000 + 4, false},
+      {"allreduce.hier", 30, 5, 30 * 12345, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.algo + ", " + std::to_string(c.n) + " ranks, " + std::to_string(c.count) + " floats");
+    CallSpec call;
+    call.kind = CollKind::kAllReduce, call.algo = c.algo, call.nranks = c.n, call.ranksPerHost = c.perHost;
+    call.bytes = c.count * sizeof(float);
+    auto byClass = planCall(call, true);
+    ASSERT_TRUE(byClass.isOk()) << byClass.status().toString();
+    PlannedCall& p = byClass.value();
+    std::vector<Schedule> full = planEvery(CollKind::kAllReduce, c.algo, c.count, c.n, c.perHost);
+    ASSERT_EQ(full.size(), static_cast<size_t>(c.n));
+    for (int r = 0; r < c.n; ++r) {
+      Status same = p.plans.check(r, full[static_cast<size_t>(r)], c.n);
+      EXPECT_TRUE(same.isOk()) << same.toString();
+    }
+    EXPECT_EQ(p.planned + p.moved, c.n);
+    if (c.classed) {
+      EXPECT_GT(p.moved, c.n / 2);
+      EXPECT_GT(p.checked, 0);
+    } else {
+      EXPECT_EQ(p.moved, 0);  // unequal segments: every rank's sizes come in its own order
+    }
+  }
+}
+
+// A rank moved from another whose plan is not its own is caught by check, with the rank named.
+TEST(NetsimPlanSet, ACheckCatchesAMovedPlanThatIsNotTheRanksOwn) {
+  std::vector<Schedule> ring = planEvery(CollKind::kAllReduce, "allreduce.ring", 4000, 8, 1);
+  std::vector<Schedule> tree = planEvery(CollKind::kAllReduce, "allreduce.tree", 4000, 8, 1);
+  PlanSet set;
+  ASSERT_TRUE(set.add(ring[0], 8).isOk());
+  set.addMoved(0, 8);
+  EXPECT_TRUE(set.check(1, ring[1], 8).isOk());
+  Status wrong = set.check(1, tree[1], 8);
+  EXPECT_FALSE(wrong.isOk());
+  EXPECT_NE(wrong.toString().find("rank 1"), std::string::npos) << wrong.toString();
+  // Moved by the wrong distance: rank 1 given rank 0's peers moved by 2 (3 and 1), not its own (2 and 0).
+  PlanSet off;
+  ASSERT_TRUE(off.add(ring[0], 8).isOk());
+  ASSERT_TRUE(off.add(ring[1], 8).isOk());
+  off.addMoved(0, 8);  // rank 2 as rank 0 moved by 2: its own plan
+  EXPECT_TRUE(off.check(2, ring[2], 8).isOk());
+  EXPECT_FALSE(off.check(2, ring[4], 8).isOk());
+}
+
 TEST(NetsimRun, ARingHoldsStateForTheStepsInFlightNotForItsWholePlan) {
   const int n = 32;
   FabricSpec spec;

@@ -43,9 +43,8 @@ Result<PlanSet> PlanSet::of(const std::vector<Schedule>& schedules) {
   return set;
 }
 
-Status PlanSet::add(const Schedule& plan, int n) {
+Result<PlanShape> PlanSet::compact(const Schedule& plan, int n, int r, std::vector<int32_t>* peers) {
   using Kind = Schedule::Kind;
-  const int r = nranks();
   if (plan.next())
     return notSupported("sim: " + plan.name() + " plans in two stages (data-dependent); the simulator runs " +
                         "one-stage plans only");
@@ -54,9 +53,9 @@ Status PlanSet::add(const Schedule& plan, int n) {
   PlanShape s;
   s.kind.resize(m), s.slot.assign(m, 0), s.bytes.resize(m), s.ordinal.assign(m, 0), s.numDeps.resize(m);
   s.afterAt.assign(m + 1, 0);
-  const size_t firstPeer = peers_.size();
+  const size_t firstPeer = peers->size();
   auto forgetSlots = [&] {  // slotOf_ back to all -1 for the next rank
-    for (size_t k = firstPeer; k < peers_.size(); ++k) slotOf_[static_cast<size_t>(peers_[k])] = -1;
+    for (size_t k = firstPeer; k < peers->size(); ++k) slotOf_[static_cast<size_t>((*peers)[k])] = -1;
   };
   for (size_t i = 0; i < m; ++i) {
     const Schedule::StepInfo& st = plan.steps()[i];
@@ -70,14 +69,14 @@ Status PlanSet::add(const Schedule& plan, int n) {
     if (!Schedule::isMessage(st.kind)) continue;
     if (st.peer < 0 || st.peer >= n || st.peer == r) {
       forgetSlots();
-      peers_.resize(firstPeer);
+      peers->resize(firstPeer);
       return internalError("sim: rank " + std::to_string(r) + " step " + std::to_string(i) + " names peer " +
                            std::to_string(st.peer));
     }
     int32_t& slot = slotOf_[static_cast<size_t>(st.peer)];
     if (slot < 0) {
-      slot = static_cast<int32_t>(peers_.size() - firstPeer);
-      peers_.push_back(st.peer);
+      slot = static_cast<int32_t>(peers->size() - firstPeer);
+      peers->push_back(st.peer);
       s.sendsTo.emplace_back(), s.recvsFrom.emplace_back();
     }
     s.slot[i] = static_cast<uint32_t>(slot);
@@ -99,6 +98,13 @@ Status PlanSet::add(const Schedule& plan, int n) {
   h = hashOf(h, s.kind), h = hashOf(h, s.slot), h = hashOf(h, s.bytes), h = hashOf(h, s.numDeps);
   h = hashOf(h, s.after);
   s.hash = h;
+  return s;
+}
+
+Status PlanSet::add(const Schedule& plan, int n) {
+  MYR_ASSIGN_OR_RETURN(PlanShape s, compact(plan, n, nranks(), &peers_));
+  const size_t m = s.size();
+  const uint64_t h = s.hash;
   std::vector<uint32_t>& same = byHash_[h];
   uint32_t id = static_cast<uint32_t>(shapes_.size());
   for (uint32_t k : same)
@@ -111,6 +117,29 @@ Status PlanSet::add(const Schedule& plan, int n) {
   peerAt_.push_back(static_cast<uint32_t>(peers_.size()));
   steps_ += m;
   if (algorithm_.empty()) algorithm_ = plan.name();
+  return Status::ok();
+}
+
+void PlanSet::addMoved(int like, int n) {
+  const int r = nranks();
+  const uint32_t id = shapeOf_[static_cast<size_t>(like)];
+  const int64_t by = r - like;
+  for (uint32_t k = 0; k < slots(like); ++k) peers_.push_back(static_cast<int32_t>(((peer(like, k) + by) % n + n) % n));
+  shapeOf_.push_back(id);
+  peerAt_.push_back(static_cast<uint32_t>(peers_.size()));
+  steps_ += shapes_[id].size();
+}
+
+Status PlanSet::check(int r, const Schedule& plan, int n) {
+  std::vector<int32_t> peers;
+  MYR_ASSIGN_OR_RETURN(PlanShape s, compact(plan, n, r, &peers));
+  const std::string who = "sim: rank " + std::to_string(r) + "'s plan of " + plan.name();
+  if (!(s == shape(r))) return internalError(who + " is not the shape its plan class claims");
+  for (uint32_t k = 0; k < slots(r); ++k)
+    if (k >= peers.size() || peers[k] != peer(r, k))
+      return internalError(who + " names peer " + (k < peers.size() ? std::to_string(peers[k]) : "none") + " in slot " +
+                           std::to_string(k) + ", its plan class " + std::to_string(peer(r, k)));
+  if (peers.size() != slots(r)) return internalError(who + " has more peers than its plan class claims");
   return Status::ok();
 }
 

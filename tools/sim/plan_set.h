@@ -47,6 +47,12 @@ class PlanSet {
   // Adds the next rank's plan (ranks in order 0, 1, ...; n: the number of ranks). Refuses a two-stage plan
   // (data-dependent: the simulator runs one-stage plans only) and a message to itself or to no rank.
   Status add(const Schedule& plan, int n);
+  // Adds the next rank (r) as rank `like`'s plan moved by r - like: the same shape, each peer p of `like`
+  // becoming p + (r - like) mod n (Algorithm::planClass). `like` must be added already.
+  void addMoved(int like, int n);
+  // Whether rank r's stored plan (shape and peers) is exactly `plan`: internal error naming the first
+  // difference otherwise. Checks a planClass claim on a rank added by addMoved.
+  Status check(int r, const Schedule& plan, int n);
 
   const std::string& algorithm() const { return algorithm_; }
   int nranks() const { return static_cast<int>(shapeOf_.size()); }
@@ -66,7 +72,10 @@ class PlanSet {
   std::vector<uint32_t> shapeOf_;                               // per rank
   std::vector<uint32_t> peerAt_{0};                             // per rank + 1: its slots in peers_
   std::vector<int32_t> peers_;
-  std::vector<int32_t> slotOf_;  // scratch for add(): peer -> slot, -1 when not named yet
+  std::vector<int32_t> slotOf_;  // scratch for compact(): peer -> slot, -1 when not named yet
+
+  // `plan` of rank r as a shape, its peers in slot order appended to *peers.
+  Result<PlanShape> compact(const Schedule& plan, int n, int r, std::vector<int32_t>* peers);
   uint64_t steps_ = 0;
 };
 
