@@ -14,6 +14,7 @@
 #include "tools/sim/chrome_trace.h"
 #include "tools/sim/fabric.h"
 #include "tools/sim/plan_call.h"
+#include "tools/sim/steady.h"
 #include "tools/sim/virtual_executor.h"
 
 using namespace myriad;
@@ -171,6 +172,12 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   bool profile = false, planEveryRank = false;
+  std::string steadyMode = "auto";
+  app.add_option("--steady", steadyMode,
+                 "cut the plans' periodic regions (a ring's rounds, a tree's slices) short, run them at a few "
+                 "lengths and extrapolate (on), run in full (off), or cut when the plans have over 20M steps (auto)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   app.add_flag("--plan-every-rank", planEveryRank,
                "plan every rank in full instead of one rank per plan class (the algorithm's planClass)");
   app.add_flag("--profile", profile, "print where the simulator's own time goes (plan, run, rerates) on stderr");
@@ -215,7 +222,11 @@ int main(int argc, char** argv) {
   exec.failures(failures);
   exec.eagerBytes(eagerMiB * (1 << 20));
   exec.policy(policyName == "adaptive" ? PathPolicy::kAdaptive : PathPolicy::kStatic);
-  auto res = exec.run(planned.value().plans);
+  constexpr uint64_t kSteadyAbove = 20'000'000;
+  SteadyReport steady;
+  auto res = steadyMode == "on" || (steadyMode == "auto" && totalSteps > kSteadyAbove)
+                 ? runSteady(exec, planned.value().plans, SteadyOptions{}, &steady)
+                 : exec.run(planned.value().plans);
   if (!res.isOk()) return fail(res.status());
   if (!tracePath.empty()) {
     const std::string title =
@@ -240,6 +251,16 @@ int main(int argc, char** argv) {
                  p.rerates ? static_cast<double>(p.rerateFlows) / static_cast<double>(p.rerates) : 0.0,
                  p.rerates ? static_cast<double>(p.rerateLinks) / static_cast<double>(p.rerates) : 0.0, p.stepWindow,
                  p.messageWindow);
+    if (steady.used)
+      std::fprintf(
+          stderr,
+          "profile: steady state: %d periodic region(s) cut short; %d runs of %llu steps in all (the full "
+          "plans: %zu); the check run differs from its extrapolation by %+.4f%% (%s, kept x%llu); regions: %s\n",
+          steady.regions, steady.runs, static_cast<unsigned long long>(steady.steps), steps, 100 * steady.residual,
+          steady.settled ? "settled" : "NOT settled", static_cast<unsigned long long>(steady.kept),
+          steady.shapes.c_str());
+    else if (steadyMode != "off" && !steady.why.empty())
+      std::fprintf(stderr, "profile: run in full: %s\n", steady.why.c_str());
   }
   const RunResult& r = res.value();
   const double us = r.seconds * 1e6;

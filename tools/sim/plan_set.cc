@@ -43,6 +43,25 @@ Result<PlanSet> PlanSet::of(const std::vector<Schedule>& schedules) {
   return set;
 }
 
+void PlanShape::finish() {
+  const size_t m = size();
+  numDeps.assign(m, 0), ordinal.assign(m, 0), roots.clear(), sendsTo.clear(), recvsFrom.clear();
+  for (int32_t j : after) ++numDeps[static_cast<size_t>(j)];
+  for (size_t i = 0; i < m; ++i) {
+    if (numDeps[i] == 0) roots.push_back(static_cast<int32_t>(i));
+    if (!Schedule::isMessage(kind[i])) continue;
+    const size_t k = slot[i];
+    if (sendsTo.size() <= k) sendsTo.resize(k + 1), recvsFrom.resize(k + 1);
+    auto& list = kind[i] == Kind::kSend ? sendsTo[k] : recvsFrom[k];
+    ordinal[i] = static_cast<uint32_t>(list.size());
+    list.push_back(static_cast<int32_t>(i));
+  }
+  uint64_t h = 0;
+  h = hashOf(h, kind), h = hashOf(h, slot), h = hashOf(h, bytes), h = hashOf(h, numDeps);
+  h = hashOf(h, after);
+  hash = h;
+}
+
 Result<PlanShape> PlanSet::compact(const Schedule& plan, int n, int r, std::vector<int32_t>* peers) {
   using Kind = Schedule::Kind;
   if (plan.next())
@@ -51,7 +70,7 @@ Result<PlanShape> PlanSet::compact(const Schedule& plan, int n, int r, std::vect
   if (slotOf_.size() != static_cast<size_t>(n)) slotOf_.assign(static_cast<size_t>(n), -1);
   const size_t m = plan.size();
   PlanShape s;
-  s.kind.resize(m), s.slot.assign(m, 0), s.bytes.resize(m), s.ordinal.assign(m, 0), s.numDeps.resize(m);
+  s.kind.resize(m), s.slot.assign(m, 0), s.bytes.resize(m);
   s.afterAt.assign(m + 1, 0);
   const size_t firstPeer = peers->size();
   auto forgetSlots = [&] {  // slotOf_ back to all -1 for the next rank
@@ -62,10 +81,7 @@ Result<PlanShape> PlanSet::compact(const Schedule& plan, int n, int r, std::vect
     s.kind[i] = st.kind;
     const bool elements = st.kind == Kind::kReduce || st.kind == Kind::kScale;
     s.bytes[i] = elements ? st.n * dtypeSize(st.dtype) : st.n;
-    const auto deps = plan.deps(static_cast<Schedule::Step>(i));
-    s.numDeps[i] = static_cast<uint32_t>(deps.size());
-    if (deps.empty()) s.roots.push_back(static_cast<int32_t>(i));
-    for (Schedule::Step d : deps) ++s.afterAt[static_cast<size_t>(d) + 1];
+    for (Schedule::Step d : plan.deps(static_cast<Schedule::Step>(i))) ++s.afterAt[static_cast<size_t>(d) + 1];
     if (!Schedule::isMessage(st.kind)) continue;
     if (st.peer < 0 || st.peer >= n || st.peer == r) {
       forgetSlots();
@@ -77,12 +93,8 @@ Result<PlanShape> PlanSet::compact(const Schedule& plan, int n, int r, std::vect
     if (slot < 0) {
       slot = static_cast<int32_t>(peers->size() - firstPeer);
       peers->push_back(st.peer);
-      s.sendsTo.emplace_back(), s.recvsFrom.emplace_back();
     }
     s.slot[i] = static_cast<uint32_t>(slot);
-    auto& list = st.kind == Kind::kSend ? s.sendsTo[static_cast<size_t>(slot)] : s.recvsFrom[static_cast<size_t>(slot)];
-    s.ordinal[i] = static_cast<uint32_t>(list.size());
-    list.push_back(static_cast<int32_t>(i));
   }
   forgetSlots();
   // The dependents of each step, in one array (CSR), in step order.
@@ -94,10 +106,7 @@ Result<PlanShape> PlanSet::compact(const Schedule& plan, int n, int r, std::vect
       for (Schedule::Step d : plan.deps(static_cast<Schedule::Step>(i)))
         s.after[fill[static_cast<size_t>(d)]++] = static_cast<int32_t>(i);
   }
-  uint64_t h = 0;
-  h = hashOf(h, s.kind), h = hashOf(h, s.slot), h = hashOf(h, s.bytes), h = hashOf(h, s.numDeps);
-  h = hashOf(h, s.after);
-  s.hash = h;
+  s.finish();
   return s;
 }
 
@@ -128,6 +137,14 @@ void PlanSet::addMoved(int like, int n) {
   shapeOf_.push_back(id);
   peerAt_.push_back(static_cast<uint32_t>(peers_.size()));
   steps_ += shapes_[id].size();
+}
+
+PlanSet PlanSet::withShapes(std::vector<PlanShape> shapes) const {
+  PlanSet out(algorithm_);
+  out.shapes_ = std::move(shapes);
+  out.shapeOf_ = shapeOf_, out.peerAt_ = peerAt_, out.peers_ = peers_;
+  for (uint32_t id : shapeOf_) out.steps_ += out.shapes_[id].size();
+  return out;
 }
 
 Status PlanSet::check(int r, const Schedule& plan, int n) {

@@ -32,6 +32,8 @@ struct PlanShape {
   uint64_t hash = 0;
 
   size_t size() const { return kind.size(); }
+  // From kind, slot, bytes, afterAt and after: numDeps, ordinal, roots, the slot lists and the hash.
+  void finish();
   // Memory bytes a compute step reads and writes (reduce: two read, one written; copy and scale: one and
   // one); 0 for messages and joins. A receive-reduce's reduction counts the same as a reduce of its bytes.
   double touched(size_t step) const;
@@ -64,6 +66,10 @@ class PlanSet {
   size_t slotIndex(int rank, uint32_t slot) const { return peerAt_[static_cast<size_t>(rank)] + slot; }
   size_t totalSlots() const { return peers_.size(); }
   uint64_t steps() const { return steps_; }
+  uint32_t shapeId(int rank) const { return shapeOf_[static_cast<size_t>(rank)]; }
+  const PlanShape& shapeAt(size_t id) const { return shapes_[id]; }
+  // The same ranks and peers, shape i replaced by shapes[i] (one per shape; a shape's slots must stay).
+  PlanSet withShapes(std::vector<PlanShape> shapes) const;
 
  private:
   std::string algorithm_;

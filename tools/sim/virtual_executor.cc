@@ -400,12 +400,12 @@ class Run {
 VirtualExecutor::VirtualExecutor(const Fabric& fabric, int paths, std::vector<Elephant> elephants)
     : fabric_(fabric), paths_(std::clamp(paths, 1, 64)), elephants_(std::move(elephants)) {}
 
-Result<RunResult> VirtualExecutor::run(const PlanSet& plans) {
+Result<RunResult> VirtualExecutor::run(const PlanSet& plans) const {
   Run r(fabric_, paths_, policy_, eagerBytes_, plans, trace_, failures_);
   return r.go(elephants_);
 }
 
-Result<RunResult> VirtualExecutor::run(const std::vector<Schedule>& schedules) {
+Result<RunResult> VirtualExecutor::run(const std::vector<Schedule>& schedules) const {
   MYR_ASSIGN_OR_RETURN(PlanSet plans, PlanSet::of(schedules));
   return run(plans);
 }

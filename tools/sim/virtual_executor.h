@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -63,9 +64,9 @@ class VirtualExecutor {
   VirtualExecutor(const Fabric& fabric, int paths, std::vector<Elephant> elephants = {});
   // Every rank's plan (PlanSet: shapes shared between ranks). Fails on a deadlock, naming the ranks and steps
   // that wait. Memory beyond the plans follows the steps and messages in flight, not the plans' length.
-  Result<RunResult> run(const PlanSet& plans);
+  Result<RunResult> run(const PlanSet& plans) const;
   // schedules[r]: rank r's plan, compacted into a PlanSet first (which refuses a two-stage plan).
-  Result<RunResult> run(const std::vector<Schedule>& schedules);
+  Result<RunResult> run(const std::vector<Schedule>& schedules) const;
   // Record every step's start and end in RunResult::steps (memory: one StepSlice per step).
   void traceSteps(bool on) { trace_ = on; }
   void failures(std::vector<LinkFailure> f) { failures_ = std::move(f); }
@@ -73,6 +74,14 @@ class VirtualExecutor {
   void eagerBytes(double b) { eagerBytes_ = b; }
   // How a pair's P paths are used: a static even split, or the library's control loop re-pathing slow ones.
   void policy(PathPolicy p) { policy_ = p; }
+  // Why a run of a cut plan (steady.h) would not be the same run, or "" when it would: link failures at set
+  // times, a control loop acting on elapsed time, a trace of every step.
+  std::string notCuttable() const {
+    return !failures_.empty()                 ? "link failures happen at set times"
+           : policy_ == PathPolicy::kAdaptive ? "the adaptive control loop acts on elapsed time"
+           : trace_                           ? "a trace records every step"
+                                              : "";
+  }
 
  private:
   const Fabric& fabric_;

@@ -1,0 +1,131 @@
+// Steady-state extrapolation (tools/sim/periodic.h, steady.h): the periodic regions of real plans, cut
+// plans that keep every step's dependencies, and runs cut short whose extrapolation matches the full run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "tools/sim/fabric.h"
+#include "tools/sim/periodic.h"
+#include "tools/sim/plan_call.h"
+#include "tools/sim/steady.h"
+#include "tools/sim/virtual_executor.h"
+
+namespace myriad::netsim {
+namespace {
+
+PlanSet plansOf(const std::string& algo, int n, int perHost, size_t bytes) {
+  CallSpec call;
+  call.kind = CollKind::kAllReduce, call.algo = algo, call.nranks = n, call.ranksPerHost = perHost;
+  call.bytes = bytes;
+  auto planned = planCall(call);
+  EXPECT_TRUE(planned.isOk()) << planned.status().toString();
+  return planned.isOk() ? std::move(planned.value().plans) : PlanSet();
+}
+
+// A ring all-reduce of 128 ranks, one slice per segment: its reduce-scatter is one region of (receive-reduce,
+// send) blocks, and a cut removes whole blocks while every kept step keeps its kind, peer, size and number of
+// dependencies, and each dependency into the cut lands on the step one cut further on.
+TEST(NetsimPeriodic, ARingsRoundsAreARegionAndACutKeepsEveryKeptStepAsItWas) {
+  PlanSet plans = plansOf("allreduce.ring", 128, 1, 128 * 4096);
+  ASSERT_EQ(plans.shapes(), 1u);
+  const PlanShape& shape = plans.shapeAt(0);
+  std::vector<PeriodicRegion> regions = periodicRegions(shape, 128);
+  ASSERT_FALSE(regions.empty());
+  const PeriodicRegion& r = regions.front();
+  EXPECT_GE(r.blocks * r.period, 200u);  // 127 rounds of 2 steps, less the first few (no window yet)
+  // Every step of the region is the step one period on, field by field.
+  for (size_t i = r.start; i + r.period < r.end(); ++i) {
+    ASSERT_EQ(shape.kind[i], shape.kind[i + r.period]) << i;
+    ASSERT_EQ(shape.slot[i], shape.slot[i + r.period]) << i;
+    ASSERT_EQ(shape.bytes[i], shape.bytes[i + r.period]) << i;
+  }
+  const BlockCut cut{r, r.blocks - 2 * r.margin() - 2, r.margin(), 0};
+  ASSERT_GE(cut.blocks, r.margin());
+  PlanShape cutShapeOut = cutShape(shape, {cut});
+  ASSERT_EQ(cutShapeOut.size(), shape.size() - cut.blocks * r.period);
+  // Kept steps, before and after the cut, as they were.
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i >= cut.from() && i < cut.to()) continue;
+    const size_t c = i < cut.from() ? i : i - (cut.to() - cut.from());
+    ASSERT_EQ(cutShapeOut.kind[c], shape.kind[i]) << i;
+    ASSERT_EQ(cutShapeOut.slot[c], shape.slot[i]) << i;
+    ASSERT_EQ(cutShapeOut.bytes[c], shape.bytes[i]) << i;
+    ASSERT_EQ(cutShapeOut.numDeps[c], shape.numDeps[i]) << i;
+  }
+  // Sends and receives per peer drop by the same number (both ends of the ring agree).
+  const size_t before = shape.sendsTo[0].size() + shape.recvsFrom[0].size();
+  const size_t after = cutShapeOut.sendsTo[0].size() + cutShapeOut.recvsFrom[0].size();
+  EXPECT_EQ(before - after, removedMessages(shape, cut, 0, true).last - removedMessages(shape, cut, 0, true).first +
+                                removedMessages(shape, cut, 0, false).last -
+                                removedMessages(shape, cut, 0, false).first);
+}
+
+double total(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0);
+}
+
+// Ring, tree and hier all-reduce on a small leaf-spine fabric, with and without an elephant: the runs cut
+// short and extrapolated give the full run's time within 0.5 % (each run in full is the reference), the
+// same number of messages, and the same bytes on the links within 0.5 %.
+TEST(NetsimSteady, CutRunsExtrapolateToTheFullRun) {
+  struct Case {
+    std::string algo;
+    int n, perHost;
+    size_t bytes;
+  };
+  const Case cases[] = {{"allreduce.ring", 512, 4, size_t{32} << 20},
+                        {"allreduce.tree", 64, 4, size_t{64} << 20},
+                        {"allreduce.hier", 1024, 2, size_t{8} << 20}};
+  for (const Case& c : cases)
+    for (bool elephant : {false, true}) {
+      SCOPED_TRACE(c.algo + (elephant ? " beside an elephant" : ""));
+      FabricSpec spec;
+      spec.nranks = c.n, spec.ranksPerHost = c.perHost, spec.hostsPerLeaf = 4, spec.spines = 4;
+      auto fabric = Fabric::make(spec);
+      ASSERT_TRUE(fabric.isOk());
+      std::vector<Elephant> background;
+      if (elephant) background.push_back(Elephant{{fabric.value().leafUp(0, 1), fabric.value().spineDown(1, 1)}});
+      PlanSet plans = plansOf(c.algo, c.n, c.perHost, c.bytes);
+      VirtualExecutor exec(fabric.value(), 1, background);
+      auto full = exec.run(plans);
+      ASSERT_TRUE(full.isOk()) << full.status().toString();
+      SteadyReport report;
+      auto steady = runSteady(exec, plans, SteadyOptions{}, &report);
+      ASSERT_TRUE(steady.isOk()) << steady.status().toString();
+      ASSERT_TRUE(report.used) << report.why;
+      EXPECT_LT(report.steps, plans.steps()) << "cut runs should be shorter than the full plans";
+      const double want = full.value().seconds, got = steady.value().seconds;
+      EXPECT_NEAR(got, want, 0.005 * want)
+          << "full " << want * 1e6 << " us, extrapolated " << got * 1e6 << " us, residual " << report.residual;
+      EXPECT_EQ(steady.value().messages, full.value().messages);
+      const double wantBytes = total(full.value().linkBytes), gotBytes = total(steady.value().linkBytes);
+      EXPECT_NEAR(gotBytes, wantBytes, 0.005 * wantBytes);
+      EXPECT_LT(std::abs(report.residual), 0.01);
+    }
+}
+
+// What a cut run would not reproduce is run in full, and says why.
+TEST(NetsimSteady, TimeDependentRunsAreRunInFull) {
+  FabricSpec spec;
+  spec.nranks = 32, spec.ranksPerHost = 4, spec.hostsPerLeaf = 2, spec.spines = 2;
+  auto fabric = Fabric::make(spec);
+  ASSERT_TRUE(fabric.isOk());
+  PlanSet plans = plansOf("allreduce.ring", 32, 4, size_t{4} << 20);
+  VirtualExecutor exec(fabric.value(), 2);
+  exec.policy(PathPolicy::kAdaptive);
+  SteadyReport report;
+  auto steady = runSteady(exec, plans, SteadyOptions{}, &report);
+  ASSERT_TRUE(steady.isOk()) << steady.status().toString();
+  EXPECT_FALSE(report.used);
+  EXPECT_NE(report.why.find("control loop"), std::string::npos) << report.why;
+  auto full = exec.run(plans);
+  ASSERT_TRUE(full.isOk());
+  EXPECT_EQ(steady.value().seconds, full.value().seconds);
+  EXPECT_EQ(report.steps, plans.steps());
+}
+
+}  // namespace
+}  // namespace myriad::netsim

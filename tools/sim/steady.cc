@@ -1,0 +1,245 @@
+// runSteady: find the regions every shape shares, cut them at a few lengths, check that both ends of every
+// connection drop the same messages, run, and extrapolate each result linearly in the blocks kept.
+#include "tools/sim/steady.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "tools/sim/periodic.h"
+
+namespace myriad::netsim {
+namespace {
+
+// Region k as every shape has it: the margin the widest needs and the fewest blocks any has.
+struct Shared {
+  uint64_t margin = 0, blocks = UINT64_MAX;
+};
+
+// A connection's two ends as shapes and slots: rank r (shape `from`) sends to its slot `out`, and its peer
+// (shape `to`) receives from its slot `in`. The messages a cut drops depend on nothing else, so the distinct
+// ones over all ranks are all there is to check.
+struct Link {
+  uint32_t from, out, to, in;
+  bool operator==(const Link&) const = default;
+};
+
+class Cutter {
+ public:
+  Cutter(const PlanSet& plans, std::vector<std::vector<PeriodicRegion>> regions, std::vector<Shared> shared)
+      : plans_(plans), regions_(std::move(regions)), shared_(std::move(shared)) {
+    for (int r = 0; r < plans_.nranks(); ++r)
+      for (uint32_t q = 0; q < plans_.slots(r); ++q) {
+        const int p = plans_.peer(r, q);
+        uint32_t back = 0;
+        while (back < plans_.slots(p) && plans_.peer(p, back) != r) ++back;
+        const Link l{plans_.shapeId(r), q, plans_.shapeId(p), back};
+        if (std::find(links_.begin(), links_.end(), l) == links_.end()) links_.push_back(l);
+      }
+  }
+
+  uint64_t fullExtra(size_t k) const { return shared_[k].blocks - 2 * shared_[k].margin; }
+
+  // Chooses each shape's shift in each region (shapes in order, the first shift that agrees with the shapes
+  // chosen before it on every connection between them), cutting `extra` blocks beyond the margins; an error
+  // names a connection whose ends cannot agree.
+  Status align(const std::vector<uint64_t>& extra) {
+    shift_.assign(regions_.size(), std::vector<uint32_t>(shared_.size(), 0));
+    for (size_t k = 0; k < shared_.size(); ++k)
+      for (uint32_t s = 0; s < regions_.size(); ++s) {
+        bool agreed = false;
+        for (uint32_t o = 0; o < regions_[s][k].period && !agreed; ++o) {
+          shift_[s][k] = o;
+          agreed = disagreement(k, extra, s).empty();
+        }
+        if (!agreed) return notSupported(disagreement(k, extra, s));
+      }
+    return Status::ok();
+  }
+
+  // The plans with region k keeping extra[k] blocks beyond its margins (after align).
+  Result<PlanSet> cut(const std::vector<uint64_t>& extra) const {
+    for (size_t k = 0; k < shared_.size(); ++k)
+      if (std::string why = disagreement(k, extra, static_cast<uint32_t>(regions_.size())); !why.empty())
+        return notSupported(why);
+    std::vector<PlanShape> shapes;
+    for (uint32_t s = 0; s < regions_.size(); ++s) {
+      std::vector<BlockCut> cuts;
+      for (size_t k = 0; k < shared_.size(); ++k) cuts.push_back(cutOf(s, k, extra[k]));
+      shapes.push_back(cutShape(plans_.shapeAt(s), cuts));
+    }
+    return plans_.withShapes(std::move(shapes));
+  }
+
+ private:
+  BlockCut cutOf(uint32_t s, size_t k, uint64_t extra) const {
+    const uint64_t keep = 2 * shared_[k].margin + extra;
+    return BlockCut{regions_[s][k], shared_[k].blocks - keep, shared_[k].margin, shift_[s][k]};
+  }
+  // Why the connections between shapes below `upTo` (and `upTo` itself) would drop different messages in
+  // region k, or "".
+  std::string disagreement(size_t k, const std::vector<uint64_t>& extra, uint32_t upTo) const {
+    for (const Link& l : links_) {
+      if (l.from > upTo || l.to > upTo) continue;
+      const PlanShape& a = plans_.shapeAt(l.from);
+      const PlanShape& b = plans_.shapeAt(l.to);
+      const OrdinalRange out =
+          l.out < a.sendsTo.size() ? removedMessages(a, cutOf(l.from, k, extra[k]), l.out, true) : OrdinalRange{};
+      const OrdinalRange in =
+          l.in < b.recvsFrom.size() ? removedMessages(b, cutOf(l.to, k, extra[k]), l.in, false) : OrdinalRange{};
+      if (!(out == in))
+        return "a cut would drop messages " + std::to_string(out.first) + "-" + std::to_string(out.last) +
+               " at one end of a connection and " + std::to_string(in.first) + "-" + std::to_string(in.last) +
+               " at the other";
+    }
+    return "";
+  }
+
+  const PlanSet& plans_;
+  std::vector<std::vector<PeriodicRegion>> regions_;  // per shape
+  std::vector<Shared> shared_;                        // per region
+  std::vector<Link> links_;
+  std::vector<std::vector<uint32_t>> shift_;  // per shape and region
+};
+
+// a + (b - a) * w, elementwise.
+template <typename T>
+void addScaled(std::vector<double>& acc, const std::vector<T>& b, const std::vector<T>& a, double w) {
+  for (size_t i = 0; i < acc.size() && i < a.size() && i < b.size(); ++i)
+    acc[i] += (static_cast<double>(b[i]) - static_cast<double>(a[i])) * w;
+}
+
+template <typename T>
+std::vector<double> asDouble(const std::vector<T>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+// base + sum_k (runs[k] - base) * weights[k], field by field (windows: the widest of all runs).
+RunResult extrapolate(const RunResult& base, const std::vector<RunResult>& runs, const std::vector<double>& weights) {
+  RunResult out = base;
+  double seconds = base.seconds, messages = static_cast<double>(base.messages), flows = static_cast<double>(base.flows);
+  double rerates = static_cast<double>(base.rerates), rounds = static_cast<double>(base.rerateRounds);
+  double rflows = static_cast<double>(base.rerateFlows), rlinks = static_cast<double>(base.rerateLinks);
+  std::vector<double> finish = asDouble(base.rankFinish), bytes = asDouble(base.linkBytes),
+                      spine = asDouble(base.spineFlows);
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const RunResult& r = runs[k];
+    const double w = weights[k];
+    auto lin = [&](double& acc, double x, double b) { acc += (x - b) * w; };
+    lin(seconds, r.seconds, base.seconds);
+    lin(messages, static_cast<double>(r.messages), static_cast<double>(base.messages));
+    lin(flows, static_cast<double>(r.flows), static_cast<double>(base.flows));
+    lin(rerates, static_cast<double>(r.rerates), static_cast<double>(base.rerates));
+    lin(rounds, static_cast<double>(r.rerateRounds), static_cast<double>(base.rerateRounds));
+    lin(rflows, static_cast<double>(r.rerateFlows), static_cast<double>(base.rerateFlows));
+    lin(rlinks, static_cast<double>(r.rerateLinks), static_cast<double>(base.rerateLinks));
+    addScaled(finish, r.rankFinish, base.rankFinish, w);
+    addScaled(bytes, r.linkBytes, base.linkBytes, w);
+    addScaled(spine, r.spineFlows, base.spineFlows, w);
+    out.stepWindow = std::max(out.stepWindow, r.stepWindow);
+    out.messageWindow = std::max(out.messageWindow, r.messageWindow);
+  }
+  auto count = [](double v) { return static_cast<uint64_t>(std::llround(std::max(0.0, v))); };
+  out.seconds = seconds;
+  out.messages = count(messages), out.flows = count(flows), out.rerates = count(rerates);
+  out.rerateRounds = count(rounds), out.rerateFlows = count(rflows), out.rerateLinks = count(rlinks);
+  out.rankFinish = finish, out.linkBytes = bytes;
+  for (size_t i = 0; i < out.spineFlows.size(); ++i) out.spineFlows[i] = static_cast<int>(std::lround(spine[i]));
+  return out;
+}
+
+}  // namespace
+
+Result<RunResult> runSteady(const VirtualExecutor& exec, const PlanSet& plans, const SteadyOptions& opt,
+                            SteadyReport* report) {
+  SteadyReport local;
+  SteadyReport& rep = report ? *report : local;
+  rep = SteadyReport{};
+  auto full = [&](std::string why) {
+    rep.why = std::move(why);
+    rep.runs = 1, rep.steps = plans.steps();
+    return exec.run(plans);
+  };
+  if (std::string why = exec.notCuttable(); !why.empty()) return full(why);
+  // Region k of every shape, when every shape has as many.
+  std::vector<std::vector<PeriodicRegion>> regions;
+  for (size_t s = 0; s < plans.shapes(); ++s) regions.push_back(periodicRegions(plans.shapeAt(s), opt.minSteps));
+  const size_t found = regions.empty() ? 0 : regions.front().size();
+  if (found == 0) return full("no periodic region of " + std::to_string(opt.minSteps) + " steps");
+  for (const auto& r : regions)
+    if (r.size() != found) return full("the plans' shapes have different numbers of periodic regions");
+  std::vector<Shared> shared(found);
+  for (const auto& rs : regions)
+    for (size_t i = 0; i < found; ++i) {
+      shared[i].margin = std::max(shared[i].margin, rs[i].margin());
+      shared[i].blocks = std::min(shared[i].blocks, rs[i].blocks);
+    }
+  // Each cut must remove at least a margin's worth of blocks at every length run; shorter regions run in full.
+  auto blocksOf = [](uint64_t steps, uint32_t period) { return std::max<uint64_t>(2, (steps + period - 1) / period); };
+  std::vector<uint64_t> base, step;  // per region, in blocks
+  for (size_t i = shared.size(); i-- > 0;) {
+    const uint32_t period = regions.front()[i].period;
+    const uint64_t b = blocksOf(opt.baseSteps, period), d = blocksOf(opt.stepSteps, period);
+    const bool keep = shared[i].blocks >= 3 * shared[i].margin + b + 2 * d;
+    if (keep) base.insert(base.begin(), b), step.insert(step.begin(), d);
+    rep.shapes += (rep.shapes.empty() ? "" : "; ") + std::to_string(shared[i].blocks) + " blocks of " +
+                  std::to_string(regions.front()[i].period) + " steps, margin " + std::to_string(shared[i].margin) +
+                  (keep ? "" : " (too short)");
+    if (keep) continue;
+    shared.erase(shared.begin() + static_cast<long>(i));
+    for (auto& r : regions) r.erase(r.begin() + static_cast<long>(i));
+  }
+  const size_t k = shared.size();
+  if (k == 0) return full("no periodic region is long enough beside its dependencies: " + rep.shapes);
+  Cutter cutter(plans, std::move(regions), shared);
+  auto runAt = [&](const std::vector<uint64_t>& extra) -> Result<RunResult> {
+    MYR_ASSIGN_OR_RETURN(PlanSet cut, cutter.cut(extra));
+    ++rep.runs, rep.steps += cut.steps();
+    return exec.run(cut);
+  };
+  if (Status s = cutter.align(base); !s.isOk()) return full(s.message());
+  // Longer and longer cuts (the kept blocks doubled each time) until the check run agrees with the
+  // extrapolation, or a longer cut would not pay.
+  auto scaled = [&](const std::vector<uint64_t>& v, uint64_t times) {
+    std::vector<uint64_t> out = v;
+    for (uint64_t& x : out) x *= times;
+    return out;
+  };
+  auto fits = [&](uint64_t times) -> Result<bool> {
+    for (size_t i = 0; i < k; ++i)
+      if (shared[i].blocks < 3 * shared[i].margin + (base[i] + 2 * step[i]) * times) return false;
+    MYR_ASSIGN_OR_RETURN(PlanSet probe, cutter.cut(scaled(base, times)));
+    return probe.steps() * (k + 2) <= plans.steps();
+  };
+  MYR_ASSIGN_OR_RETURN(bool pays, fits(1));
+  if (!pays) return full("the cut plans would keep too much to pay: " + rep.shapes);
+  RunResult best;
+  for (uint64_t times = 1;; times *= 2) {
+    const std::vector<uint64_t> b = scaled(base, times), d = scaled(step, times);
+    MYR_ASSIGN_OR_RETURN(RunResult at0, runAt(b));
+    std::vector<RunResult> alone;
+    std::vector<double> weights, checkWeights;
+    for (size_t i = 0; i < k; ++i) {
+      std::vector<uint64_t> extra = b;
+      extra[i] += d[i];
+      MYR_ASSIGN_OR_RETURN(RunResult r, runAt(extra));
+      alone.push_back(std::move(r));
+      weights.push_back(static_cast<double>(cutter.fullExtra(i) - b[i]) / static_cast<double>(d[i]));
+      checkWeights.push_back(2.0);
+    }
+    std::vector<uint64_t> further = b;
+    for (size_t i = 0; i < k; ++i) further[i] += 2 * d[i];
+    MYR_ASSIGN_OR_RETURN(RunResult check, runAt(further));
+    const double predicted = extrapolate(at0, alone, checkWeights).seconds;
+    rep.residual = check.seconds > 0 ? (check.seconds - predicted) / check.seconds : 0;
+    rep.used = true, rep.regions = static_cast<int>(k), rep.kept = times;
+    best = extrapolate(at0, alone, weights);
+    rep.settled = std::abs(rep.residual) <= opt.settled;
+    if (rep.settled) break;
+    MYR_ASSIGN_OR_RETURN(bool longer, fits(2 * times));
+    if (!longer) break;
+  }
+  return best;
+}
+
+}  // namespace myriad::netsim
