@@ -75,13 +75,17 @@ TEST(NetsimSteady, CutRunsExtrapolateToTheFullRun) {
     std::string algo;
     int n, perHost;
     size_t bytes;
+    int paths = 1;
+    PathPolicy policy = PathPolicy::kStatic;
   };
   const Case cases[] = {{"allreduce.ring", 512, 4, size_t{32} << 20},
                         {"allreduce.tree", 64, 4, size_t{64} << 20},
-                        {"allreduce.hier", 1024, 2, size_t{8} << 20}};
+                        {"allreduce.hier", 1024, 2, size_t{8} << 20},
+                        {"allreduce.ring", 256, 1, size_t{64} << 20, 4, PathPolicy::kAdaptive}};
   for (const Case& c : cases)
     for (bool elephant : {false, true}) {
-      SCOPED_TRACE(c.algo + (elephant ? " beside an elephant" : ""));
+      SCOPED_TRACE(c.algo + (c.policy == PathPolicy::kAdaptive ? ", adaptive" : "") +
+                   (elephant ? " beside an elephant" : ""));
       FabricSpec spec;
       spec.nranks = c.n, spec.ranksPerHost = c.perHost, spec.hostsPerLeaf = 4, spec.spines = 4;
       auto fabric = Fabric::make(spec);
@@ -89,7 +93,8 @@ TEST(NetsimSteady, CutRunsExtrapolateToTheFullRun) {
       std::vector<Elephant> background;
       if (elephant) background.push_back(Elephant{{fabric.value().leafUp(0, 1), fabric.value().spineDown(1, 1)}});
       PlanSet plans = plansOf(c.algo, c.n, c.perHost, c.bytes);
-      VirtualExecutor exec(fabric.value(), 1, background);
+      VirtualExecutor exec(fabric.value(), c.paths, background);
+      exec.policy(c.policy);
       auto full = exec.run(plans);
       ASSERT_TRUE(full.isOk()) << full.status().toString();
       SteadyReport report;
@@ -107,7 +112,7 @@ TEST(NetsimSteady, CutRunsExtrapolateToTheFullRun) {
     }
 }
 
-// What a cut run would not reproduce is run in full, and says why.
+// What a cut run would not reproduce (a link failing at a set time) is run in full, and says why.
 TEST(NetsimSteady, TimeDependentRunsAreRunInFull) {
   FabricSpec spec;
   spec.nranks = 32, spec.ranksPerHost = 4, spec.hostsPerLeaf = 2, spec.spines = 2;
@@ -115,12 +120,12 @@ TEST(NetsimSteady, TimeDependentRunsAreRunInFull) {
   ASSERT_TRUE(fabric.isOk());
   PlanSet plans = plansOf("allreduce.ring", 32, 4, size_t{4} << 20);
   VirtualExecutor exec(fabric.value(), 2);
-  exec.policy(PathPolicy::kAdaptive);
+  exec.failures({LinkFailure{{fabric.value().leafUp(0, 1), fabric.value().spineDown(1, 0)}, 1e-4, 0}});
   SteadyReport report;
   auto steady = runSteady(exec, plans, SteadyOptions{}, &report);
   ASSERT_TRUE(steady.isOk()) << steady.status().toString();
   EXPECT_FALSE(report.used);
-  EXPECT_NE(report.why.find("control loop"), std::string::npos) << report.why;
+  EXPECT_NE(report.why.find("failures"), std::string::npos) << report.why;
   auto full = exec.run(plans);
   ASSERT_TRUE(full.isOk());
   EXPECT_EQ(steady.value().seconds, full.value().seconds);

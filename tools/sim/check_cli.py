@@ -8,6 +8,7 @@
   uplinks slows it, by 1 changes nothing; --fail on a cable the ring uses stops its flows for --resume-us,
   on one it does not use changes nothing, on every uplink of a leaf ends in an error that says so;
   malformed scenarios are refused, naming the flag.
+- --steady on: a ring cut short and extrapolated gives the full run's time (0.5 %) and messages.
 
   check_cli.py MYRIAD_SIM SCRATCH_DIR
 """
@@ -90,5 +91,17 @@ for flag, value in [("--elephant", "0:0:0"), ("--elephant", "0:5:1"), ("--elepha
     assert p.returncode != 0 and f"{flag} '{value}'" in p.stderr, (flag, value, p.returncode, p.stderr)
 p = run("--ranks", "768", "--bytes", "64K", "--algo", "allreduce.ring", "--trace", trace, ok=False)
 assert p.returncode != 0 and "--trace: this call has" in p.stderr, p.stderr
+# --steady: a 1,024-rank ring cut short and extrapolated gives the full run's time and its link bytes, and
+# --profile says that it did and how many steps it ran (fewer than the full plans).
+big = ["--ranks", "1024", "--ranks-per-host", "8", "--bytes", "64M", "--algo", "allreduce.ring"]
+cut = run(*big, "--steady", "on", "--json", "--profile")
+m = re.search(r"steady state: \d+ periodic region\(s\) cut short; \d+ runs of (\d+) steps in all \(the full "
+              r"plans: (\d+)\)", cut.stderr)
+assert m and int(m.group(1)) < int(m.group(2)), cut.stderr
+whole = json.loads(run(*big, "--steady", "off", "--json").stdout)
+cut = json.loads(cut.stdout)
+assert abs(cut["time_us"] - whole["time_us"]) <= 0.005 * whole["time_us"], (cut, whole)
+assert cut["messages"] == whole["messages"], (cut, whole)
 print(f"myriad-sim: trace of {steps} steps checked; elephants {both / base:.2f}x, degraded {slow / base:.2f}x; "
-      f"a failure of leaf 0's cable to spine {failed_spine} cut flows that resumed one timeout later")
+      f"a failure of leaf 0's cable to spine {failed_spine} cut flows that resumed one timeout later; steady state "
+      f"{cut['time_us']:.1f} us against {whole['time_us']:.1f} in full")
