@@ -5,15 +5,10 @@
 
 #include <algorithm>
 
+#include "tools/sim/ecmp.h"
+
 namespace myriad::netsim {
 namespace {
-
-uint64_t mix(uint64_t h, uint64_t v) {
-  h += v + 0x9e3779b97f4a7c15ULL;
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-  return h ^ (h >> 31);
-}
 
 // A dependency is far when it leaves a step that many wait for or enters one that waits for many: the join
 // that ends a piece (it waits for every step of the piece) or the step a whole piece starts after. Such a
@@ -36,9 +31,9 @@ uint64_t edgeKey(const PlanShape& s, size_t i, uint32_t k, size_t beyond) {
 }
 
 uint64_t signature(const PlanShape& s, size_t i, size_t beyond) {
-  uint64_t h = mix(static_cast<uint64_t>(s.kind[i]), s.slot[i]);
-  h = mix(h, s.bytes[i]), h = mix(h, s.numDeps[i]);
-  for (uint32_t k = s.afterAt[i]; k < s.afterAt[i + 1]; ++k) h = mix(h, edgeKey(s, i, k, beyond));
+  uint64_t h = mix64(static_cast<uint64_t>(s.kind[i]) + s.slot[i]);
+  h = mix64(h + s.bytes[i]), h = mix64(h + s.numDeps[i]);
+  for (uint32_t k = s.afterAt[i]; k < s.afterAt[i + 1]; ++k) h = mix64(h + edgeKey(s, i, k, beyond));
   return h;
 }
 
@@ -63,17 +58,18 @@ size_t spanOf(const PlanShape& s, size_t start, size_t end, size_t beyond) {
   return span;
 }
 
-}  // namespace
+// Every step's signature, far dependencies longer than `beyond` compared by the step they reach.
+std::vector<uint64_t> signatures(const PlanShape& shape, size_t beyond) {
+  std::vector<uint64_t> sig(shape.size());
+  for (size_t i = 0; i < sig.size(); ++i) sig[i] = signature(shape, i, beyond);
+  return sig;
+}
 
-namespace {
-
-// Appends the runs of period p (far dependencies longer than `beyond` compared by the step they reach) of at
-// least minBlocks blocks and minSteps steps.
-void findRuns(const PlanShape& shape, uint32_t p, size_t beyond, uint64_t minBlocks, uint64_t minSteps,
-              std::vector<PeriodicRegion>* found) {
+// Appends the runs of period p (signatures `sig`, made with `beyond`) of at least minBlocks blocks and
+// minSteps steps.
+void findRuns(const PlanShape& shape, const std::vector<uint64_t>& sig, uint32_t p, size_t beyond, uint64_t minBlocks,
+              uint64_t minSteps, std::vector<PeriodicRegion>* found) {
   const size_t m = shape.size();
-  std::vector<uint64_t> sig(m);
-  for (size_t i = 0; i < m; ++i) sig[i] = signature(shape, i, beyond);
   size_t a = 0;
   while (a + p < m) {
     if (sig[a] != sig[a + p]) {
@@ -95,8 +91,9 @@ std::vector<PeriodicRegion> periodicRegions(const PlanShape& shape, uint64_t min
   const size_t m = shape.size();
   std::vector<PeriodicRegion> found;
   // Short periods (a ring's units, a tree's slices): every far dependency compared by the step it reaches.
+  const std::vector<uint64_t> shortSig = signatures(shape, 0);
   for (uint32_t p = 1; p <= maxPeriod && 2 * static_cast<size_t>(p) <= m; ++p)
-    findRuns(shape, p, 0, 8, minSteps, &found);
+    findRuns(shape, shortSig, p, 0, 8, minSteps, &found);
   // Long periods: pieces that run in passes, each closed by a join; a period is a distance between
   // consecutive joins that recurs, and a pass's own joins are part of its pattern.
   std::vector<size_t> joins;
@@ -113,7 +110,7 @@ std::vector<PeriodicRegion> periodicRegions(const PlanShape& shape, uint64_t min
   }
   for (const auto& [d, seen] : gaps)
     if (d > maxPeriod && seen >= 4 && gaps.size() <= 16)
-      findRuns(shape, static_cast<uint32_t>(d), d, 4, minSteps, &found);
+      findRuns(shape, signatures(shape, d), static_cast<uint32_t>(d), d, 4, minSteps, &found);
   std::sort(found.begin(), found.end(), [](const PeriodicRegion& x, const PeriodicRegion& y) {
     const uint64_t cx = x.blocks * x.period, cy = y.blocks * y.period;
     return cx != cy ? cx > cy : x.period < y.period;
