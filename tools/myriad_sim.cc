@@ -178,6 +178,12 @@ int main(int argc, char** argv) {
                  "lengths and extrapolate (on), run in full (off), or cut when the plans have over 20M steps (auto)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
+  SteadyOptions steadyOptions;
+  app.add_option("--steady-tolerance", steadyOptions.settled,
+                 "how closely (relative time) the steady state's check run must agree with its extrapolation; "
+                 "until it does, the kept blocks double while all runs stay shorter than one full run")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_flag("--plan-every-rank", planEveryRank,
                "plan every rank in full instead of one rank per plan class (the algorithm's planClass)");
   app.add_flag("--profile", profile, "print where the simulator's own time goes (plan, run, rerates) on stderr");
@@ -225,9 +231,15 @@ int main(int argc, char** argv) {
   constexpr uint64_t kSteadyAbove = 20'000'000;
   SteadyReport steady;
   auto res = steadyMode == "on" || (steadyMode == "auto" && totalSteps > kSteadyAbove)
-                 ? runSteady(exec, planned.value().plans, SteadyOptions{}, &steady)
+                 ? runSteady(exec, planned.value().plans, steadyOptions, &steady)
                  : exec.run(planned.value().plans);
   if (!res.isOk()) return fail(res.status());
+  if (steady.used && !steady.settled)
+    std::fprintf(stderr,
+                 "myriad-sim: warning: the steady state did not settle: its check run differs from the "
+                 "extrapolation by %+.3f%% (tolerance %.3f%%) and longer cuts would cost more than a full run; "
+                 "--steady off runs the call in full\n",
+                 100 * steady.residual, 100 * steadyOptions.settled);
   if (!tracePath.empty()) {
     const std::string title =
         planned.value().algorithm + ", " + collective + " " + bytesText + ", " + std::to_string(call.nranks) + " ranks";
@@ -286,13 +298,20 @@ int main(int argc, char** argv) {
       static_cast<int>(std::count_if(r.spineFlows.begin(), r.spineFlows.end(), [](int f) { return f > 0; }));
   const int spineMax = r.spineFlows.empty() ? 0 : *std::max_element(r.spineFlows.begin(), r.spineFlows.end());
   if (json) {
+    // The steady state, when it was used: whether it settled, the check run's residual and the runs made.
+    char steadyJson[160] = "null";
+    if (steady.used)
+      std::snprintf(steadyJson, sizeof steadyJson, "{\"settled\":%s,\"residual\":%.6f,\"runs\":%d,\"kept\":%llu}",
+                    steady.settled ? "true" : "false", steady.residual, steady.runs,
+                    static_cast<unsigned long long>(steady.kept));
     std::printf(
         "{\"algorithm\":\"%s\",\"collective\":\"%s\",\"ranks\":%d,\"ranks_per_host\":%d,\"bytes\":%zu,"
         "\"time_us\":%.3f,\"algbw_gbs\":%.3f,\"busbw_gbs\":%.3f,\"messages\":%llu,\"flows\":%llu,"
-        "\"spine_flows_max\":%d,\"flows_cut\":%llu,\"policy\":\"%s\",\"repaths\":%llu,\"links\":{",
+        "\"spine_flows_max\":%d,\"flows_cut\":%llu,\"policy\":\"%s\",\"repaths\":%llu,\"steady\":%s,\"links\":{",
         planned.value().algorithm.c_str(), collective.c_str(), call.nranks, call.ranksPerHost, call.bytes, us, algBw,
         busBw, static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.flows), spineMax,
-        static_cast<unsigned long long>(r.flowsCut), policyName.c_str(), static_cast<unsigned long long>(r.repaths));
+        static_cast<unsigned long long>(r.flowsCut), policyName.c_str(), static_cast<unsigned long long>(r.repaths),
+        steadyJson);
     bool first = true;
     for (const auto& [name, c] : classes) {
       std::printf("%s\"%s\":{\"count\":%d,\"used\":%d,\"mean_util\":%.4f,\"max_util\":%.4f}", first ? "" : ",",

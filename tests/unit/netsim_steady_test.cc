@@ -112,6 +112,33 @@ TEST(NetsimSteady, CutRunsExtrapolateToTheFullRun) {
     }
 }
 
+// A tolerance no run meets: the kept blocks double only while every run made stays below one full run's
+// steps, and the last extrapolation comes back marked as not settled, still close to the full run.
+TEST(NetsimSteady, UnsettledRunsNeverCostMoreThanTheFullRun) {
+  FabricSpec spec;
+  spec.nranks = 1024, spec.ranksPerHost = 1, spec.hostsPerLeaf = 4, spec.spines = 4;
+  auto fabric = Fabric::make(spec);
+  ASSERT_TRUE(fabric.isOk());
+  std::vector<Elephant> background;
+  for (int leaf = 0; leaf < fabric.value().leaves(); ++leaf)  // every leaf's spine-0 uplink shared
+    background.push_back(
+        Elephant{{fabric.value().leafUp(leaf, 0), fabric.value().spineDown(0, (leaf + 1) % fabric.value().leaves())}});
+  PlanSet plans = plansOf("allreduce.ring", 1024, 1, size_t{16} << 20);  // 16 KiB segments: latency-bound
+  VirtualExecutor exec(fabric.value(), 1, background);
+  SteadyOptions never;
+  never.settled = 1e-12;
+  SteadyReport report;
+  auto steady = runSteady(exec, plans, never, &report);
+  ASSERT_TRUE(steady.isOk()) << steady.status().toString();
+  ASSERT_TRUE(report.used) << report.why;
+  EXPECT_FALSE(report.settled);
+  EXPECT_GT(report.kept, 1u) << "a longer cut fitted and should have been tried";
+  EXPECT_LE(report.steps, plans.steps()) << report.runs << " runs, kept x" << report.kept;
+  auto full = exec.run(plans);
+  ASSERT_TRUE(full.isOk());
+  EXPECT_NEAR(steady.value().seconds, full.value().seconds, 0.02 * full.value().seconds);
+}
+
 // What a cut run would not reproduce (a link failing at a set time) is run in full, and says why.
 TEST(NetsimSteady, TimeDependentRunsAreRunInFull) {
   FabricSpec spec;

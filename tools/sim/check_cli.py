@@ -102,6 +102,9 @@ whole = json.loads(run(*big, "--steady", "off", "--json").stdout)
 cut = json.loads(cut.stdout)
 assert abs(cut["time_us"] - whole["time_us"]) <= 0.005 * whole["time_us"], (cut, whole)
 assert cut["messages"] == whole["messages"], (cut, whole)
+assert whole["steady"] is None and cut["steady"]["settled"] is True and cut["steady"]["runs"] >= 4, (cut, whole)
+p = run(*big, "--steady", "on", "--steady-tolerance", "0", ok=False)
+assert p.returncode != 0 and "--steady-tolerance" in p.stderr, p.stderr
 print(f"myriad-sim: trace of {steps} steps checked; elephants {both / base:.2f}x, degraded {slow / base:.2f}x; "
       f"a failure of leaf 0's cable to spine {failed_spine} cut flows that resumed one timeout later; steady state "
       f"{cut['time_us']:.1f} us against {whole['time_us']:.1f} in full")

@@ -205,11 +205,17 @@ Result<RunResult> runSteady(const VirtualExecutor& exec, const PlanSet& plans, c
     for (uint64_t& x : out) x *= times;
     return out;
   };
+  // A round at `times` pays when its regions still have blocks to remove and the steps of every run so far
+  // and of its own k + 2 runs (none longer than its check run) stay below the full plans' steps: the cut
+  // never costs more than one full run.
   auto fits = [&](uint64_t times) -> Result<bool> {
-    for (size_t i = 0; i < k; ++i)
-      if (shared[i].blocks < 3 * shared[i].margin + (base[i] + 2 * step[i]) * times) return false;
-    MYR_ASSIGN_OR_RETURN(PlanSet probe, cutter.cut(scaled(base, times)));
-    return probe.steps() * (k + 2) <= plans.steps();
+    std::vector<uint64_t> longest(k);
+    for (size_t i = 0; i < k; ++i) {
+      longest[i] = (base[i] + 2 * step[i]) * times;
+      if (shared[i].blocks < 3 * shared[i].margin + longest[i]) return false;
+    }
+    MYR_ASSIGN_OR_RETURN(PlanSet probe, cutter.cut(longest));
+    return rep.steps + probe.steps() * (k + 2) <= plans.steps();
   };
   MYR_ASSIGN_OR_RETURN(bool pays, fits(1));
   if (!pays) return full("the cut plans would keep too much to pay: " + rep.shapes);

@@ -11,8 +11,8 @@
 // then each region alone at base + `step`; the last with every region at base + 2 `step` (SteadyOptions).
 // Where that check run disagrees with the extrapolation (the run has not settled within the kept blocks: a
 // latency-bound ring's slowest chain of dependencies wraps around the ring only after n rounds), the kept
-// blocks are doubled and the runs made again, while the cut runs stay shorter than the full plans; the last
-// extrapolation is returned and the report says whether it settled.
+// blocks are doubled and the runs made again, while all the runs made stay shorter than the full plans; the
+// last extrapolation is returned and the report says whether it settled.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,8 @@ struct SteadyOptions {
   uint64_t baseSteps = 16, stepSteps = 16;
   uint64_t minSteps = 128;  // regions shorter than this are run in full
   // The check run must agree with the extrapolation this closely (relative time); until it does, the kept
-  // blocks are doubled while the cut runs stay shorter than the full plans.
+  // blocks are doubled while all the runs made stay shorter than the full plans (myriad-sim's
+  // --steady-tolerance).
   double settled = 5e-4;
 };
 
