@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dispatch/registry.h"
+#include "tools/sim/bootstrap_model.h"
 #include "tools/sim/chrome_trace.h"
 #include "tools/sim/fabric.h"
 #include "tools/sim/plan_call.h"
@@ -103,6 +104,40 @@ int fail(const Status& s) {
   return 1;
 }
 
+// --bootstrap: the init of `spec.nranks` ranks (bootstrap_model.h): the root's part, then the connections and
+// Bruck rounds run on `exec`; the last line is the predicted init time.
+int runBootstrap(const BootstrapSpec& spec, const VirtualExecutor& exec, bool json) {
+  auto model = bootstrapModel(spec);
+  if (!model.isOk()) return fail(model.status());
+  const BootstrapModel& m = model.value();
+  auto run = exec.run(m.plans);
+  if (!run.isOk()) return fail(run.status());
+  const double exchange = run.value().seconds, total = m.rootSeconds + exchange;
+  if (json) {
+    std::printf(
+        "{\"bootstrap\":\"bruck\",\"ranks\":%d,\"rounds\":%d,\"store_requests\":%llu,\"store_bytes_in\":%llu,"
+        "\"store_bytes_out\":%llu,\"root_s\":%.6f,\"exchange_s\":%.6f,\"init_s\":%.6f,\"held_per_rank\":%llu,"
+        "\"connections_per_rank\":%d,\"messages\":%llu}\n",
+        spec.nranks, m.rounds, static_cast<unsigned long long>(m.storeRequests),
+        static_cast<unsigned long long>(m.storeBytesIn), static_cast<unsigned long long>(m.storeBytesOut),
+        m.rootSeconds, exchange, total, static_cast<unsigned long long>(m.heldPerRank), m.connectionsPerRank,
+        static_cast<unsigned long long>(run.value().messages));
+    return 0;
+  }
+  std::printf("bootstrap of %d ranks: Bruck's all-gather of %.0f-byte descriptions in %d rounds\n", spec.nranks,
+              spec.descriptionBytes, m.rounds);
+  std::printf(
+      "store root: %d hellos and %llu requests (%.1f and %.1f µs of CPU each), %llu bytes in, %llu out: "
+      "%.3f s\n",
+      spec.nranks, static_cast<unsigned long long>(m.storeRequests), spec.storeHelloUs, spec.storeOpUs,
+      static_cast<unsigned long long>(m.storeBytesIn), static_cast<unsigned long long>(m.storeBytesOut), m.rootSeconds);
+  std::printf("exchange over the fabric: %d connections per rank (hellos included), %llu messages: %.3f ms\n",
+              m.connectionsPerRank, static_cast<unsigned long long>(run.value().messages), exchange * 1e3);
+  std::printf("held per rank: %llu bytes of descriptions\n", static_cast<unsigned long long>(m.heldPerRank));
+  std::printf("init_s %.6f\n", total);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -184,6 +219,19 @@ int main(int argc, char** argv) {
                  "until it does, the kept blocks double while all runs stay shorter than one full run")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  bool bootstrap = false;
+  BootstrapSpec boot;
+  app.add_flag("--bootstrap", bootstrap,
+               "model the communicator's init instead of a call: the store root's work for --ranks ranks and "
+               "the exchange of descriptions among them (Bruck's all-gather, hellos included) over the fabric");
+  app.add_option("--store-hello-us", boot.storeHelloUs,
+                 "with --bootstrap: the root's CPU per store client (connection and hello), µs "
+                 "(myriad_bootstrap_bench --store-cost measures it)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--store-op-us", boot.storeOpUs, "with --bootstrap: the root's CPU per store request, µs")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--plan-every-rank", planEveryRank,
                "plan every rank in full instead of one rank per plan class (the algorithm's planClass)");
   app.add_flag("--profile", profile, "print where the simulator's own time goes (plan, run, rerates) on stderr");
@@ -214,6 +262,12 @@ int main(int argc, char** argv) {
   if (Status s = applyScenarios(fabric.value(), elephants, degraded, failed, resumeUs, &background, &failures);
       !s.isOk())
     return fail(s);
+  if (bootstrap) {
+    VirtualExecutor exec(fabric.value(), paths, background);
+    exec.failures(failures);
+    boot.nranks = fab.nranks;
+    return runBootstrap(boot, exec, json);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   auto planned = planCall(call, !planEveryRank);
   if (!planned.isOk()) return fail(planned.status());

@@ -13,6 +13,8 @@
 //                                                 process's descriptors hold ~900 ranks; P of them hold P times
 //                                                 as many. Adds the largest resident memory of a process over
 //                                                 its ranks.
+//   myriad_bootstrap_bench --store-cost           the root's CPU per client hello and per get, the constants
+//                                                 of myriad-sim --bootstrap (its model of init at scale).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -260,12 +262,83 @@ bool runForked(int n, int procs) {
   return true;
 }
 
+// The root's CPU per store client's hello and per request, for myriad-sim's model of the bootstrap at scale
+// (--bootstrap): a TCP store served here; a forked child opens `clients` clients one after the other, each
+// connecting with its hello and setting one key, then makes `gets` gets on one more client. The server's
+// CPU is this process's (its only busy thread while the child runs), read before and after each part.
+bool measureStoreCost(int clients, int gets) {
+  SockAddr root = SockAddr::parse("127.0.0.1:0").value();
+  const Secret secret = randomSecret();
+  if (Status s = startTcpStoreServer(&root, secret); !s.isOk()) {
+    std::fprintf(stderr, "myriad_bootstrap_bench: store: %s\n", s.toString().c_str());
+    return false;
+  }
+  auto cpuUs = [] {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+  };
+  // One part in a child; returns its wall time per unit (µs) and this process's CPU per unit.
+  auto part = [&](bool hellos, int units, double* wallUs, double* cpuPerUnit) {
+    int fd[2];
+    if (pipe(fd) != 0) return false;
+    const double before = cpuUs();
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(fd[0]);
+      const auto t0 = std::chrono::steady_clock::now();
+      bool ok = true;
+      if (hellos) {
+        for (int c = 0; c < units && ok; ++c) {
+          TcpStore client(root, secret, 10000);
+          ok = client.set("k." + std::to_string(c), Bytes(23, 1)).isOk();
+        }
+      } else {
+        TcpStore client(root, secret, 10000);
+        ok = client.set("g", Bytes(23, 1)).isOk();
+        const auto t1 = std::chrono::steady_clock::now();
+        for (int g = 0; g < units && ok; ++g) ok = client.get("g", 1000, nullptr).isOk();
+        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1).count();
+        ok = ok && write(fd[1], &us, sizeof us) == static_cast<ssize_t>(sizeof us);
+        _exit(ok ? 0 : 1);
+      }
+      const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      ok = ok && write(fd[1], &us, sizeof us) == static_cast<ssize_t>(sizeof us);
+      _exit(ok ? 0 : 1);
+    }
+    close(fd[1]);
+    double us = 0;
+    const bool got = read(fd[0], &us, sizeof us) == static_cast<ssize_t>(sizeof us);
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
+    *wallUs = us / units, *cpuPerUnit = (cpuUs() - before) / units;
+    return true;
+  };
+  double helloWall = 0, helloCpu = 0, getWall = 0, getCpu = 0;
+  if (!part(true, clients, &helloWall, &helloCpu) || !part(false, gets, &getWall, &getCpu)) {
+    std::fprintf(stderr, "myriad_bootstrap_bench: --store-cost: a client failed\n");
+    return false;
+  }
+  std::printf("# the store's root, per request (%d clients each with a hello and a set; %d gets on one client)\n",
+              clients, gets);
+  std::printf(
+      "root CPU per get: %.2f us; per client (connection, hello, one set): %.2f us; "
+      "client wall per get: %.2f us, per client: %.2f us\n",
+      getCpu, helloCpu, getWall, helloWall);
+  std::printf("myriad-sim --bootstrap --store-op-us %.1f --store-hello-us %.1f\n", getCpu,
+              std::max(0.0, helloCpu - getCpu));
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> sizes;
   int procs = 0;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--store-cost") == 0) return measureStoreCost(2000, 20000) ? 0 : 1;
     if (std::strcmp(argv[i], "--procs") == 0 && i + 1 < argc) {
       procs = std::atoi(argv[++i]);
       if (procs < 1) {

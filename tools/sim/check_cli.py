@@ -9,6 +9,7 @@
   on one it does not use changes nothing, on every uplink of a leaf ends in an error that says so;
   malformed scenarios are refused, naming the flag.
 - --steady on: a ring cut short and extrapolated gives the full run's time (0.5 %) and messages.
+- --bootstrap: the store root's counts and the exchange's messages at 64 ranks.
 
   check_cli.py MYRIAD_SIM SCRATCH_DIR
 """
@@ -105,6 +106,14 @@ assert cut["messages"] == whole["messages"], (cut, whole)
 assert whole["steady"] is None and cut["steady"]["settled"] is True and cut["steady"]["runs"] >= 4, (cut, whole)
 p = run(*big, "--steady", "on", "--steady-tolerance", "0", ok=False)
 assert p.returncode != 0 and "--steady-tolerance" in p.stderr, p.stderr
+# --bootstrap: the store root's counts in closed form (23-byte addresses, 6 rounds at 64 ranks) and an
+# exchange over the fabric that takes time; bad constants are refused by name.
+boot = json.loads(run("--ranks", "64", "--bootstrap", "--json").stdout)
+assert boot["rounds"] == 6 and boot["store_bytes_out"] == 64 * 6 * 23 and boot["store_requests"] == 64 * 8, boot
+assert boot["held_per_rank"] == 64 * 366 and boot["messages"] == 64 * 6 * 6, boot
+assert 0 < boot["exchange_s"] < boot["init_s"] and boot["root_s"] > 0, boot
+p = run("--ranks", "64", "--bootstrap", "--store-op-us", "-1", ok=False)
+assert p.returncode != 0 and "--store-op-us" in p.stderr, p.stderr
 print(f"myriad-sim: trace of {steps} steps checked; elephants {both / base:.2f}x, degraded {slow / base:.2f}x; "
       f"a failure of leaf 0's cable to spine {failed_spine} cut flows that resumed one timeout later; steady state "
       f"{cut['time_us']:.1f} us against {whole['time_us']:.1f} in full")

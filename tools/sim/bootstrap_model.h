@@ -1,0 +1,44 @@
+// The bootstrap at scale (core/bootstrap_allgather.h): what n ranks cost the rendezvous store's root, and
+// the exchange of descriptions among the ranks run over the fabric model.
+//
+// Per rank, as the library does it: one store client (a connection and its hello at the root), a try-get
+// and a set of its address ("boot.<rank>"), then for each of the ceil(log2 n) Bruck rounds a get of the
+// address of the rank it sends to, a TCP connection to it and the mutual hello (base/hello.h: Open 36 B,
+// Answer 56 B, Proof 32 B), and the round itself: min(2^k, n - 2^k) descriptions to rank r - 2^k, as many
+// from rank r + 2^k, each round after the one before. The root's part is counted (requests, bytes) and
+// priced by its CPU per hello and per request (measured: myriad_bootstrap_bench --store-cost); the
+// connections and rounds are a plan per rank (one class: every rank's is rank 0's moved) that the virtual
+// executor runs over the fabric. The estimate puts the root's work first, whole: every rank starts at once,
+// and the last rank's gets are served only when the root has served everyone before it. Left out: a rank
+// kept waiting polls the abort notice (every 0.1-2 s) and repeats a get that timed out (every second).
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+#include "tools/sim/plan_set.h"
+
+namespace myriad::netsim {
+
+struct BootstrapSpec {
+  int nranks = 1;
+  double descriptionBytes = 366;  // a rank's description as held and sent (PeerInfo encoded, framed)
+  double addressBytes = 23;       // the value of "boot.<rank>": nranks and the listening address
+  double storeHelloUs = 51;       // root CPU per store client: its connection and hello
+  double storeOpUs = 9.5;         // root CPU per request (get, try-get, set)
+};
+
+struct BootstrapModel {
+  int rounds = 0;
+  uint64_t storeRequests = 0;                    // requests the root serves, hellos not counted
+  uint64_t storeBytesIn = 0, storeBytesOut = 0;  // values set into and read from the store
+  double rootSeconds = 0;                        // the root's CPU for all of them
+  uint64_t heldPerRank = 0;                      // description bytes each rank ends with
+  int connectionsPerRank = 0;                    // the store client and two per round
+  PlanSet plans;                                 // every rank's connections and rounds
+};
+
+// The model of `spec`; invalid argument for fewer than 1 rank or a negative constant.
+Result<BootstrapModel> bootstrapModel(const BootstrapSpec& spec);
+
+}  // namespace myriad::netsim
