@@ -106,22 +106,25 @@ int fail(const Status& s) {
 
 // --bootstrap: the init of `spec.nranks` ranks (bootstrap_model.h): the root's part, then the connections and
 // Bruck rounds run on `exec`; the last line is the predicted init time.
-int runBootstrap(const BootstrapSpec& spec, const VirtualExecutor& exec, bool json) {
+// exchange: run the exchange's plans (else the root's part alone: its max-min components span the fabric,
+// so the run grows as n^2 per round, minutes at 16,384 ranks).
+int runBootstrap(const BootstrapSpec& spec, const VirtualExecutor& exec, bool exchangeToo, bool json) {
   auto model = bootstrapModel(spec);
   if (!model.isOk()) return fail(model.status());
   const BootstrapModel& m = model.value();
-  auto run = exec.run(m.plans);
+  Result<RunResult> run = RunResult{};
+  if (exchangeToo) run = exec.run(m.plans);
   if (!run.isOk()) return fail(run.status());
   const double exchange = run.value().seconds, total = m.rootSeconds + exchange;
   if (json) {
     std::printf(
         "{\"bootstrap\":\"bruck\",\"ranks\":%d,\"rounds\":%d,\"store_requests\":%llu,\"store_bytes_in\":%llu,"
         "\"store_bytes_out\":%llu,\"root_s\":%.6f,\"exchange_s\":%.6f,\"init_s\":%.6f,\"held_per_rank\":%llu,"
-        "\"connections_per_rank\":%d,\"messages\":%llu}\n",
+        "\"connections_per_rank\":%d,\"messages\":%llu,\"exchange_run\":%s}\n",
         spec.nranks, m.rounds, static_cast<unsigned long long>(m.storeRequests),
         static_cast<unsigned long long>(m.storeBytesIn), static_cast<unsigned long long>(m.storeBytesOut),
         m.rootSeconds, exchange, total, static_cast<unsigned long long>(m.heldPerRank), m.connectionsPerRank,
-        static_cast<unsigned long long>(run.value().messages));
+        static_cast<unsigned long long>(run.value().messages), exchangeToo ? "true" : "false");
     return 0;
   }
   std::printf("bootstrap of %d ranks: Bruck's all-gather of %.0f-byte descriptions in %d rounds\n", spec.nranks,
@@ -131,8 +134,11 @@ int runBootstrap(const BootstrapSpec& spec, const VirtualExecutor& exec, bool js
       "%.3f s\n",
       spec.nranks, static_cast<unsigned long long>(m.storeRequests), spec.storeHelloUs, spec.storeOpUs,
       static_cast<unsigned long long>(m.storeBytesIn), static_cast<unsigned long long>(m.storeBytesOut), m.rootSeconds);
-  std::printf("exchange over the fabric: %d connections per rank (hellos included), %llu messages: %.3f ms\n",
-              m.connectionsPerRank, static_cast<unsigned long long>(run.value().messages), exchange * 1e3);
+  if (exchangeToo)
+    std::printf("exchange over the fabric: %d connections per rank (hellos included), %llu messages: %.3f ms\n",
+                m.connectionsPerRank, static_cast<unsigned long long>(run.value().messages), exchange * 1e3);
+  else
+    std::printf("exchange over the fabric: not run (--bootstrap-root-only)\n");
   std::printf("held per rank: %llu bytes of descriptions\n", static_cast<unsigned long long>(m.heldPerRank));
   std::printf("init_s %.6f\n", total);
   return 0;
@@ -224,6 +230,10 @@ int main(int argc, char** argv) {
   app.add_flag("--bootstrap", bootstrap,
                "model the communicator's init instead of a call: the store root's work for --ranks ranks and "
                "the exchange of descriptions among them (Bruck's all-gather, hellos included) over the fabric");
+  bool rootOnly = false;
+  app.add_flag("--bootstrap-root-only", rootOnly,
+               "with --bootstrap: the store root's part only, without running the exchange over the fabric "
+               "(that run grows as n^2 per round: minutes at 16,384 ranks)");
   app.add_option("--store-hello-us", boot.storeHelloUs,
                  "with --bootstrap: the root's CPU per store client (connection and hello), µs "
                  "(myriad_bootstrap_bench --store-cost measures it)")
@@ -266,7 +276,7 @@ int main(int argc, char** argv) {
     VirtualExecutor exec(fabric.value(), paths, background);
     exec.failures(failures);
     boot.nranks = fab.nranks;
-    return runBootstrap(boot, exec, json);
+    return runBootstrap(boot, exec, !rootOnly, json);
   }
   const auto t0 = std::chrono::steady_clock::now();
   auto planned = planCall(call, !planEveryRank);

@@ -112,6 +112,9 @@ boot = json.loads(run("--ranks", "64", "--bootstrap", "--json").stdout)
 assert boot["rounds"] == 6 and boot["store_bytes_out"] == 64 * 6 * 23 and boot["store_requests"] == 64 * 8, boot
 assert boot["held_per_rank"] == 64 * 366 and boot["messages"] == 64 * 6 * 6, boot
 assert 0 < boot["exchange_s"] < boot["init_s"] and boot["root_s"] > 0, boot
+root = json.loads(run("--ranks", "131072", "--bootstrap", "--bootstrap-root-only", "--json").stdout)
+assert root["rounds"] == 17 and root["store_requests"] == 131072 * 19 and not root["exchange_run"], root
+assert abs(root["root_s"] - 131072 * (51 + 19 * 9.5) * 1e-6) < 1e-6 and root["init_s"] == root["root_s"], root
 p = run("--ranks", "64", "--bootstrap", "--store-op-us", "-1", ok=False)
 assert p.returncode != 0 and "--store-op-us" in p.stderr, p.stderr
 print(f"myriad-sim: trace of {steps} steps checked; elephants {both / base:.2f}x, degraded {slow / base:.2f}x; "
