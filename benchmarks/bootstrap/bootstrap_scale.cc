@@ -154,6 +154,14 @@ Row run(bool ring, int n) {
   return row;
 }
 
+// This process's CPU time so far, µs (user and system, all its threads).
+double processCpuUs() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
 // What a forked group of ranks reports to the parent through its pipe.
 struct GroupReport {
   uint64_t in = 0, out = 0, held = 0;
@@ -217,6 +225,7 @@ bool runForked(int n, int procs) {
   };
   std::vector<Kid> kids;
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = processCpuUs();  // the store's server is this process's only busy thread
   for (int g = 0; g < procs; ++g) {
     const int first = static_cast<int>(static_cast<long long>(n) * g / procs);
     const int last = static_cast<int>(static_cast<long long>(n) * (g + 1) / procs);
@@ -255,9 +264,10 @@ bool runForked(int n, int procs) {
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!ok) return false;
-  std::printf("%7d  %-5s  %10.1f  %14llu  %14llu  %14llu  %6d  %12ld\n", n, "bruck", ms,
+  const double rootCpuMs = (processCpuUs() - cpu0) / 1e3;
+  std::printf("%7d  %-5s  %10.1f  %14llu  %14llu  %14llu  %6d  %12ld  %11.1f\n", n, "bruck", ms,
               static_cast<unsigned long long>(sum.in), static_cast<unsigned long long>(sum.out),
-              static_cast<unsigned long long>(sum.held), procs, worstRssPerRankKb);
+              static_cast<unsigned long long>(sum.held), procs, worstRssPerRankKb, rootCpuMs);
   std::fflush(stdout);
   return true;
 }
@@ -273,16 +283,11 @@ bool measureStoreCost(int clients, int gets) {
     std::fprintf(stderr, "myriad_bootstrap_bench: store: %s\n", s.toString().c_str());
     return false;
   }
-  auto cpuUs = [] {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
-  };
   // One part in a child; returns its wall time per unit (µs) and this process's CPU per unit.
   auto part = [&](bool hellos, int units, double* wallUs, double* cpuPerUnit) {
     int fd[2];
     if (pipe(fd) != 0) return false;
-    const double before = cpuUs();
+    const double before = processCpuUs();
     const pid_t pid = fork();
     if (pid == 0) {
       close(fd[0]);
@@ -313,7 +318,7 @@ bool measureStoreCost(int clients, int gets) {
     int status = 0;
     waitpid(pid, &status, 0);
     if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
-    *wallUs = us / units, *cpuPerUnit = (cpuUs() - before) / units;
+    *wallUs = us / units, *cpuPerUnit = (processCpuUs() - before) / units;
     return true;
   };
   double helloWall = 0, helloCpu = 0, getWall = 0, getCpu = 0;
@@ -365,8 +370,8 @@ int main(int argc, char** argv) {
         "# peer-description exchange at init, ranks as threads of %d forked processes over a TCP store "
         "(%zu-byte descriptions)\n",
         procs, description(0, 2).size());
-    std::printf("%7s  %-5s  %10s  %14s  %14s  %14s  %6s  %12s\n", "ranks", "kind", "wall ms", "store in B",
-                "store out B", "held/rank B", "procs", "rss/rank KiB");
+    std::printf("%7s  %-5s  %10s  %14s  %14s  %14s  %6s  %12s  %11s\n", "ranks", "kind", "wall ms", "store in B",
+                "store out B", "held/rank B", "procs", "rss/rank KiB", "root CPU ms");
     for (int n : sizes)
       if (n >= 1 && !runForked(n, procs)) return 1;
     return 0;

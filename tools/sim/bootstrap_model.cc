@@ -47,6 +47,17 @@ Schedule rankZeroPlan(int n, int rounds, size_t description) {
   return s;
 }
 
+// Reads of the abort notice by a rank that has waited `seconds` (core/bootstrap_allgather.cc: the first
+// 0.1 s in, each next one twice as far on, at most 2 s).
+uint64_t abortPollsWithin(double seconds) {
+  uint64_t polls = 0;
+  for (double at = 0.1, every = 0.1; at <= seconds; ++polls) {
+    every = std::min(2 * every, 2.0);
+    at += every;
+  }
+  return polls;
+}
+
 }  // namespace
 
 Result<BootstrapModel> bootstrapModel(const BootstrapSpec& spec) {
@@ -60,8 +71,16 @@ Result<BootstrapModel> bootstrapModel(const BootstrapSpec& spec) {
   m.storeRequests = un * (2 + rounds);  // try-get and set of its own address, a get per round
   m.storeBytesIn = un * static_cast<uint64_t>(spec.addressBytes);
   m.storeBytesOut = un * rounds * static_cast<uint64_t>(spec.addressBytes);
-  m.rootSeconds =
+  const double base =
       (static_cast<double>(un) * spec.storeHelloUs + static_cast<double>(m.storeRequests) * spec.storeOpUs) * 1e-6;
+  m.rootSeconds = base;
+  for (int i = 0; i < 64; ++i) {  // the fixed point T = base + n polls(T / 2) op: polls grow slowly with T
+    const uint64_t polls = un * abortPollsWithin(m.rootSeconds / 2);
+    const double next = base + static_cast<double>(polls) * spec.storeOpUs * 1e-6;
+    m.abortPolls = polls;
+    if (next == m.rootSeconds) break;
+    m.rootSeconds = next;
+  }
   m.heldPerRank = un * static_cast<uint64_t>(spec.descriptionBytes);
   m.connectionsPerRank = 1 + 2 * m.rounds;
   m.plans = PlanSet("bootstrap.bruck");

@@ -9,8 +9,13 @@
 // priced by its CPU per hello and per request (measured: myriad_bootstrap_bench --store-cost); the
 // connections and rounds are a plan per rank (one class: every rank's is rank 0's moved) that the virtual
 // executor runs over the fabric. The estimate puts the root's work first, whole: every rank starts at once,
-// and the last rank's gets are served only when the root has served everyone before it. Left out: a rank
-// kept waiting polls the abort notice (every 0.1-2 s) and repeats a get that timed out (every second).
+// and the last rank's gets are served only when the root has served everyone before it.
+//
+// A rank kept waiting also polls the abort notice ("boot.abort": at 0.1, 0.3, 0.7, 1.5, 3.1 s, then every
+// 2 s), and those polls are the root's work too: with ranks served in turn, each waits about half the
+// root's time, so the root's time T solves T = base + n polls(T / 2) op (found by iteration; it grows
+// faster than n once T passes seconds). Left out: a get that times out (a rank waiting over a second for
+// an address not yet set) is sent again, once a second.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +35,10 @@ struct BootstrapSpec {
 
 struct BootstrapModel {
   int rounds = 0;
-  uint64_t storeRequests = 0;                    // requests the root serves, hellos not counted
+  uint64_t storeRequests = 0;                    // requests the root serves, hellos and polls not counted
+  uint64_t abortPolls = 0;                       // reads of the abort notice by waiting ranks
   uint64_t storeBytesIn = 0, storeBytesOut = 0;  // values set into and read from the store
-  double rootSeconds = 0;                        // the root's CPU for all of them
+  double rootSeconds = 0;                        // the root's CPU for all of them, polls included
   uint64_t heldPerRank = 0;                      // description bytes each rank ends with
   int connectionsPerRank = 0;                    // the store client and two per round
   PlanSet plans;                                 // every rank's connections and rounds
