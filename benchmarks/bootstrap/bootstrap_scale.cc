@@ -284,7 +284,7 @@ bool measureStoreCost(int clients, int gets) {
     return false;
   }
   // One part in a child; returns its wall time per unit (µs) and this process's CPU per unit.
-  auto part = [&](bool hellos, int units, double* wallUs, double* cpuPerUnit) {
+  auto part = [&](bool hellos, int units, int idle, double* wallUs, double* cpuPerUnit) {
     int fd[2];
     if (pipe(fd) != 0) return false;
     const double before = processCpuUs();
@@ -299,8 +299,13 @@ bool measureStoreCost(int clients, int gets) {
           ok = client.set("k." + std::to_string(c), Bytes(23, 1)).isOk();
         }
       } else {
+        std::vector<std::unique_ptr<TcpStore>> others;  // connected and quiet, as waiting ranks are
+        for (int c = 0; c < idle && ok; ++c) {
+          others.push_back(std::make_unique<TcpStore>(root, secret, 10000));
+          ok = others.back()->set("i." + std::to_string(c), Bytes(23, 1)).isOk();
+        }
         TcpStore client(root, secret, 10000);
-        ok = client.set("g", Bytes(23, 1)).isOk();
+        ok = ok && client.set("g", Bytes(23, 1)).isOk();
         const auto t1 = std::chrono::steady_clock::now();
         for (int g = 0; g < units && ok; ++g) ok = client.get("g", 1000, nullptr).isOk();
         const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1).count();
@@ -321,17 +326,22 @@ bool measureStoreCost(int clients, int gets) {
     *wallUs = us / units, *cpuPerUnit = (processCpuUs() - before) / units;
     return true;
   };
-  double helloWall = 0, helloCpu = 0, getWall = 0, getCpu = 0;
-  if (!part(true, clients, &helloWall, &helloCpu) || !part(false, gets, &getWall, &getCpu)) {
+  double helloWall = 0, helloCpu = 0, getWall = 0, getCpu = 0, crowdWall = 0, crowdCpu = 0;
+  constexpr int kIdle = 1000;
+  if (!part(true, clients, 0, &helloWall, &helloCpu) || !part(false, gets, 0, &getWall, &getCpu) ||
+      !part(false, gets, kIdle, &crowdWall, &crowdCpu)) {
     std::fprintf(stderr, "myriad_bootstrap_bench: --store-cost: a client failed\n");
     return false;
   }
+  crowdCpu -= kIdle * helloCpu / gets;  // the idle clients' own hellos and sets
   std::printf("# the store's root, per request (%d clients each with a hello and a set; %d gets on one client)\n",
               clients, gets);
   std::printf(
       "root CPU per get: %.2f us; per client (connection, hello, one set): %.2f us; "
       "client wall per get: %.2f us, per client: %.2f us\n",
       getCpu, helloCpu, getWall, helloWall);
+  std::printf("with %d more clients connected and quiet: root CPU per get %.2f us, client wall per get %.2f us\n",
+              kIdle, crowdCpu, crowdWall);
   std::printf("myriad-sim --bootstrap --store-op-us %.1f --store-hello-us %.1f\n", getCpu,
               std::max(0.0, helloCpu - getCpu));
   return true;

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <thread>
 
 #include "base/config.h"
@@ -244,6 +246,45 @@ TEST(Store, TcpServesMembersAndDropsStrangers) {
   auto again = member.get("k1", 1000, nullptr);
   ASSERT_TRUE(again.isOk()) << again.status().message();
   EXPECT_EQ(again.value(), (Bytes{1, 2, 3}));
+}
+
+// The server among many clients (every rank keeps its client open through init): 300 quiet clients stay
+// connected while others wait, a waiting client that leaves is forgotten (its get-wait is not answered into
+// a closed connection: ASan would see the use after free), a client silent in its hello does not hold up the
+// others, and every waiter still present is woken by the set.
+TEST(Store, TcpServesWaitersAmongManyClientsAndForgetsOnesThatLeave) {
+  SockAddr addr = SockAddr::parse("127.0.0.1:0").value();
+  Secret secret = randomSecret();
+  ASSERT_TRUE(startTcpStoreServer(&addr, secret).isOk());
+  std::vector<std::unique_ptr<TcpStore>> quiet;
+  for (int c = 0; c < 300; ++c) {
+    quiet.push_back(std::make_unique<TcpStore>(addr, secret, 2000));
+    ASSERT_TRUE(quiet.back()->set("q." + std::to_string(c), Bytes{static_cast<uint8_t>(c)}).isOk()) << c;
+  }
+  Fd silent(connectTo(addr, deadlineIn(1000), nullptr).value());  // connected, never says its hello
+  {
+    TcpStore leaver(addr, secret, 2000);  // its get-wait stays parked at the server when it gives up
+    auto gone = leaver.get("x", 100, nullptr);
+    ASSERT_FALSE(gone.isOk());
+    EXPECT_EQ(gone.status().code(), Code::kTimeout);
+  }
+  TcpStore waiter(addr, secret, 2000), setter(addr, secret, 2000);
+  Result<Bytes> woken = Status(Code::kInternalError, "not run");
+  std::thread t([&] { woken = waiter.get("x", 5000, nullptr); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(setter.set("x", Bytes{9, 9}).isOk());
+  t.join();
+  ASSERT_TRUE(woken.isOk()) << woken.status().message();
+  EXPECT_EQ(woken.value(), (Bytes{9, 9}));
+  for (int c = 0; c < 300; c += 37) {
+    auto v = quiet[static_cast<size_t>(c)]->get("q." + std::to_string(299 - c), 1000, nullptr);
+    ASSERT_TRUE(v.isOk()) << c << ": " << v.status().message();
+    EXPECT_EQ(v.value(), (Bytes{static_cast<uint8_t>(299 - c)}));
+  }
+  quiet.clear();  // 300 disconnects at once
+  TcpStore late(addr, secret, 2000);
+  auto owner = late.tryGet(kStoreOwnerKey);
+  ASSERT_TRUE(owner.isOk()) << owner.status().message();
 }
 
 // A root that drops a client in the middle of its hello (too slow to answer: thousands of ranks starting at
