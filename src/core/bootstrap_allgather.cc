@@ -77,8 +77,7 @@ class Exchange {
   Status abortNotice(bool now = false) {
     const auto t = Clock::now();
     if (t < nextNoticeCheck_ && !now) return Status::ok();
-    noticeEvery_ = std::min(noticeEvery_ * 2, std::chrono::milliseconds(2000));  // rarely, at scale
-    nextNoticeCheck_ = t + noticeEvery_;
+    nextNoticeCheck_ = t + abortNoticeWait(x_.nranks, ++noticeReads_);
     auto notice = x_.store->tryGet(kAbortKey);
     if (!notice.isOk()) return Status::ok();
     told_ = true;
@@ -301,12 +300,19 @@ class Exchange {
   std::vector<Fd> out_, in_;  // by round
   std::vector<bool> midFrame_;
   std::vector<Bytes> all_;
-  std::chrono::milliseconds noticeEvery_{100};
-  Clock::time_point nextNoticeCheck_ = Clock::now() + noticeEvery_;
+  int noticeReads_ = 0;  // reads of the abort notice on the back-off's schedule so far
+  Clock::time_point nextNoticeCheck_ = Clock::now() + abortNoticeWait(x_.nranks, 0);
   bool told_ = false, relayed_ = false, abortFrame_ = false;
 };
 
 }  // namespace
+
+std::chrono::milliseconds abortNoticeWait(int nranks, int k) {
+  const std::chrono::milliseconds cap{std::max<int64_t>(2000, static_cast<int64_t>(std::max(nranks, 1)) / 10)};
+  std::chrono::milliseconds wait{100};
+  for (int i = 0; i < k && wait < cap; ++i) wait *= 2;
+  return std::min(wait, cap);
+}
 
 Result<std::vector<Bytes>> bootstrapAllGather(const BootstrapExchange& x, const Bytes& mine) {
   if (x.nranks <= 1) return std::vector<Bytes>{mine};

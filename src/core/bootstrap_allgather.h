@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,13 @@ struct BootstrapExchange {
 
 // Returns every rank's `mine`, by rank. Each description is less than 64 KiB.
 Result<std::vector<Bytes>> bootstrapAllGather(const BootstrapExchange& x, const Bytes& mine);
+
+// How often a rank kept waiting reads the abort notice from the store: 0.1 s in, then twice as far on each
+// time, up to a cap of 2 s or n x 0.1 ms, whichever is longer. Every read is a request at the root, so the
+// cap holds the root to 10,000 such reads a second however many ranks wait (about a quarter of its CPU at
+// 24 µs a request): at 131,072 ranks a 2 s cap would be 65,536 reads a second, more than the root can serve,
+// and init would stall on its own polling (myriad-sim --bootstrap models it). `k`: the read's index (0 for
+// the first); returns the wait before it, from the previous read (from the start for the first).
+std::chrono::milliseconds abortNoticeWait(int nranks, int k);
 
 }  // namespace myriad

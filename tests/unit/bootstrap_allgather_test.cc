@@ -59,6 +59,23 @@ std::vector<Outcome> exchange(int n, Store& store, int timeoutMs, std::vector<in
   return out;
 }
 
+// The abort notice's polling schedule: 0.1 s, then doubling, capped at 2 s for a few thousand ranks and
+// at n x 0.1 ms beyond, so that the store's root serves at most 10,000 reads a second however many wait.
+TEST(BootstrapAllGather, AbortNoticePollsBackOffAndHoldTheRootToTenThousandReadsASecond) {
+  using std::chrono::milliseconds;
+  const milliseconds firsts[] = {milliseconds(100),  milliseconds(200),  milliseconds(400), milliseconds(800),
+                                 milliseconds(1600), milliseconds(2000), milliseconds(2000)};
+  for (int k = 0; k < 7; ++k) EXPECT_EQ(abortNoticeWait(16, k), firsts[k]) << k;
+  EXPECT_EQ(abortNoticeWait(131072, 100), milliseconds(13107));
+  EXPECT_EQ(abortNoticeWait(131072, 7), milliseconds(12800));
+  for (int n : {1, 2, 1000, 20000, 20001, 65536, 131072}) {
+    const milliseconds cap = abortNoticeWait(n, 1000);
+    EXPECT_GE(cap, milliseconds(2000)) << n;
+    EXPECT_LE(static_cast<double>(n) / (static_cast<double>(cap.count()) / 1000), 10000.0 * 1.001) << n;
+    for (int k = 1; k < 40; ++k) EXPECT_GE(abortNoticeWait(n, k), abortNoticeWait(n, k - 1)) << n << " " << k;
+  }
+}
+
 // The frames on their own: what a round sends is what the next rank reads, and a frame that says one thing
 // and carries another (a description too long, one missing, bytes left over) is refused by name.
 TEST(BootstrapFrames, RoundsRoundTripAndMalformedOnesAreRefused) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/bootstrap_allgather.h"
 #include "plan/schedule.h"
 
 namespace myriad::netsim {
@@ -47,14 +48,13 @@ Schedule rankZeroPlan(int n, int rounds, size_t description) {
   return s;
 }
 
-// Reads of the abort notice by a rank that has waited `seconds` (core/bootstrap_allgather.cc: the first
-// 0.1 s in, each next one twice as far on, at most 2 s).
-uint64_t abortPollsWithin(double seconds) {
+// Reads of the abort notice by a rank of n that has waited `seconds`, on the library's own schedule
+// (abortNoticeWait, core/bootstrap_allgather.h).
+uint64_t abortPollsWithin(int n, double seconds) {
   uint64_t polls = 0;
-  for (double at = 0.1, every = 0.1; at <= seconds; ++polls) {
-    every = std::min(2 * every, 2.0);
-    at += every;
-  }
+  for (double at = 0;
+       (at += 1e-3 * static_cast<double>(abortNoticeWait(n, static_cast<int>(polls)).count())) <= seconds;)
+    ++polls;
   return polls;
 }
 
@@ -75,7 +75,7 @@ Result<BootstrapModel> bootstrapModel(const BootstrapSpec& spec) {
       (static_cast<double>(un) * spec.storeHelloUs + static_cast<double>(m.storeRequests) * spec.storeOpUs) * 1e-6;
   m.rootSeconds = base;
   for (int i = 0; i < 64; ++i) {  // the fixed point T = base + n polls(T / 2) op: polls grow slowly with T
-    const uint64_t polls = un * abortPollsWithin(m.rootSeconds / 2);
+    const uint64_t polls = un * abortPollsWithin(n, m.rootSeconds / 2);
     const double next = base + static_cast<double>(polls) * spec.storeOpUs * 1e-6;
     m.abortPolls = polls;
     if (next == m.rootSeconds) break;

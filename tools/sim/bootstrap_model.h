@@ -11,10 +11,10 @@
 // executor runs over the fabric. The estimate puts the root's work first, whole: every rank starts at once,
 // and the last rank's gets are served only when the root has served everyone before it.
 //
-// A rank kept waiting also polls the abort notice ("boot.abort": at 0.1, 0.3, 0.7, 1.5, 3.1 s, then every
-// 2 s), and those polls are the root's work too: with ranks served in turn, each waits about half the
-// root's time, so the root's time T solves T = base + n polls(T / 2) op (found by iteration; it grows
-// faster than n once T passes seconds). Left out: a get that times out (a rank waiting over a second for
+// A rank kept waiting also polls the abort notice ("boot.abort", on the library's schedule:
+// abortNoticeWait, at most n / 10,000 s apart, 2 s at least), and those polls are the root's work too:
+// with ranks served in turn, each waits about half the root's time, so the root's time T solves
+// T = base + n polls(T / 2) op (found by iteration). Left out: a get that times out (a rank waiting over a second for
 // an address not yet set) is sent again, once a second.
 #pragma once
 
@@ -29,8 +29,10 @@ struct BootstrapSpec {
   int nranks = 1;
   double descriptionBytes = 366;  // a rank's description as held and sent (PeerInfo encoded, framed)
   double addressBytes = 23;       // the value of "boot.<rank>": nranks and the listening address
-  double storeHelloUs = 51;       // root CPU per store client: its connection and hello
-  double storeOpUs = 9.5;         // root CPU per request (get, try-get, set)
+  // Root CPU per store client (its connection and hello) and per request (get, try-get, set), µs: medians of
+  // myriad_bootstrap_bench --store-cost on an idle 2-core machine, client and server on separate cores.
+  double storeHelloUs = 77;
+  double storeOpUs = 24;
 };
 
 struct BootstrapModel {
