@@ -36,13 +36,15 @@ class TcpStore final : public Store {
   // One request/reply on the persistent connection; reconnects once if it was lost.
   Result<Bytes> request(uint8_t op, const std::string& key, const Bytes* value, Clock::time_point deadline,
                         const std::atomic<bool>* abort);
-  Status ensureConnected(Clock::time_point deadline, const std::atomic<bool>* abort);
+  Status ensureConnected(Fd& conn, Clock::time_point deadline, const std::atomic<bool>* abort);
 
   SockAddr root_;
   Secret secret_;
   std::atomic<int> connectTimeoutMs_;
   std::mutex mu_;
-  Fd fd_;
+  Fd fd_;             // the main connection
+  Fd side_;           // requests made while fd_ owes a reply (opened the first time one is)
+  std::string owed_;  // a get-wait on fd_ that gave up before its reply: the key whose reply fd_ owes
 };
 
 namespace storeproto {

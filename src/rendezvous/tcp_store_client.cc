@@ -9,8 +9,8 @@
 
 namespace myriad {
 
-Status TcpStore::ensureConnected(Clock::time_point deadline, const std::atomic<bool>* abort) {
-  if (fd_.get() >= 0) return Status::ok();
+Status TcpStore::ensureConnected(Fd& conn, Clock::time_point deadline, const std::atomic<bool>* abort) {
+  if (conn.get() >= 0) return Status::ok();
   // A root that closes the connection during the hello dropped a client too slow to answer (thousands of
   // ranks starting at once on a few cores): a new connection is tried, after a pause that doubles.
   constexpr int kHelloAttempts = 4;
@@ -23,11 +23,11 @@ Status TcpStore::ensureConnected(Clock::time_point deadline, const std::atomic<b
                     "cannot reach the rendezvous root at " + root_.toString() +
                         " (it is hosted by the process that called myrGetUniqueId): " + s.message());
     }
-    fd_ = Fd(fd.value());
+    conn = Fd(fd.value());
     Handshake hello(Handshake::Role::kOpener, storeproto::helloKey(secret_), storeproto::helloIdent());
-    Status s = hello.run(fd_.get(), deadline, abort);
+    Status s = hello.run(conn.get(), deadline, abort);
     if (s.isOk()) return s;
-    fd_.reset();
+    conn.reset();
     const bool closed = hello.peerClosed();
     if (closed && attempt < kHelloAttempts && Clock::now() + pause < deadline && !(abort && abort->load())) {
       std::this_thread::sleep_for(pause);
@@ -58,7 +58,14 @@ Result<Bytes> TcpStore::request(uint8_t op, const std::string& key, const Bytes*
   std::lock_guard<std::mutex> lock(mu_);
   std::string who = "rendezvous root " + root_.toString();
   for (int attempt = 0;; ++attempt) {
-    MYR_TRY(ensureConnected(deadline, abort));
+    // A get-wait that gave up left its reply owed on the main connection: the same get again waits for that
+    // reply; any other request goes on a second connection meanwhile, so that the root is not asked for a
+    // new connection and hello each time a waiting rank looks at something else.
+    const bool resume = fd_.get() >= 0 && op == storeproto::kGetWait && owed_ == key;
+    const bool onMain = resume || owed_.empty() || fd_.get() < 0;
+    Fd& conn = onMain ? fd_ : side_;
+    if (onMain && !resume) owed_.clear();
+    MYR_TRY(ensureConnected(conn, deadline, abort));
     Writer w;
     w.u8(op);
     w.str(key);
@@ -66,30 +73,37 @@ Result<Bytes> TcpStore::request(uint8_t op, const std::string& key, const Bytes*
       w.u64(value->size());
       w.raw(value->data(), value->size());
     }
-    Status s = sendAll(fd_.get(), w.bytes().data(), w.bytes().size(), deadline, who);
+    Status s = resume ? Status::ok() : sendAll(conn.get(), w.bytes().data(), w.bytes().size(), deadline, who);
+    bool waited = false;  // gave up before the reply began
     uint8_t found = 0;
     uint64_t len = 0;
     // Reads the reply in short slices so that an abort is noticed while a get waits.
     while (s.isOk()) {
-      pollfd p{fd_.get(), POLLIN, 0};
+      pollfd p{conn.get(), POLLIN, 0};
       int rc = poll(&p, 1, 10);
       if (rc > 0) break;
       if (abort && abort->load())
         s = Status(Code::kRemoteError, "aborted while waiting for key '" + key + "'");
       else if (Clock::now() >= deadline)
         s = Status(Code::kTimeout, describe() + ": key '" + key + "' not set in time");
+      waited = !s.isOk();
     }
-    if (s.isOk()) s = recvAll(fd_.get(), &found, 1, deadline, who);
-    if (s.isOk() && found) s = recvAll(fd_.get(), &len, 8, deadline, who);
+    if (waited && op == storeproto::kGetWait && onMain) {
+      owed_ = key;  // the connection stays; the next get of this key reads the reply
+      return s;
+    }
+    if (s.isOk()) s = recvAll(conn.get(), &found, 1, deadline, who);
+    if (s.isOk() && found) s = recvAll(conn.get(), &len, 8, deadline, who);
     if (s.isOk() && len > kMaxStoreValue) s = Status(Code::kRemoteError, who + " sent an oversized value");
     Bytes out(found ? len : 0);
-    if (s.isOk() && len) s = recvAll(fd_.get(), out.data(), len, deadline, who);
+    if (s.isOk() && len) s = recvAll(conn.get(), out.data(), len, deadline, who);
+    if (onMain) owed_.clear();
     if (s.isOk()) {
       if (!found) return notSupported("absent");
       return out;
     }
     // The connection's state is unknown after a failure: drop it; retry once if the server closed it.
-    fd_.reset();
+    conn.reset();
     if (s.code() == Code::kRemoteError && attempt > 0)
       s = Status(Code::kRemoteError, who +
                                          " closed the connection: this process's unique id does not match the "

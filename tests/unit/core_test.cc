@@ -287,6 +287,71 @@ TEST(Store, TcpServesWaitersAmongManyClientsAndForgetsOnesThatLeave) {
   ASSERT_TRUE(owner.isOk()) << owner.status().message();
 }
 
+// A get that times out leaves its reply owed on its connection: the same get again waits for that reply
+// there (a new connection would cost the root a hello per second per waiting rank at init), other requests
+// meanwhile go on a second connection, and once the reply is read the first connection serves again. A fake
+// root: it parks the get of "x" on the first connection, serves a tryGet on the second, answers "x" when
+// told to (checking that the get was not sent twice), then serves a tryGet on the first.
+TEST(Store, TcpGetThatTimesOutIsResumedOnItsConnection) {
+  SockAddr addr = SockAddr::parse("127.0.0.1:0").value();
+  auto lfd = listenOn(&addr, 16);
+  ASSERT_TRUE(lfd.isOk());
+  Fd listener(lfd.value());
+  Secret secret = randomSecret();
+  std::atomic<int> accepted{0}, gets{0};
+  std::atomic<bool> answer{false};
+  std::string rootError;
+  std::thread root([&] {
+    auto acceptOne = [&](Fd* c) {
+      pollfd p{listener.get(), POLLIN, 0};
+      if (poll(&p, 1, 3000) <= 0) return false;
+      *c = Fd(accept(listener.get(), nullptr, nullptr));
+      ++accepted;
+      Handshake hello(Handshake::Role::kAccepter, storeproto::helloKey(secret), HelloIdent{});
+      return c->get() >= 0 && hello.run(c->get(), deadlineIn(2000), nullptr).isOk();
+    };
+    auto expect = [&](int c, uint8_t op) {  // a request of a one-letter key: op, key length u32, key
+      uint8_t req[6];
+      return recvAll(c, req, 6, deadlineIn(3000), "client").isOk() && req[0] == op;
+    };
+    const uint8_t absent = 0, yes[] = {1, 3, 0, 0, 0, 0, 0, 0, 0, 'y', 'e', 's'};
+    Fd first, second;
+    if (!acceptOne(&first) || !expect(first.get(), storeproto::kGetWait)) return void(rootError = "first get");
+    ++gets;
+    if (!acceptOne(&second) || !expect(second.get(), storeproto::kTryGet) ||
+        !sendAll(second.get(), &absent, 1, deadlineIn(2000), "client").isOk())
+      return void(rootError = "tryGet on the second connection");
+    while (!answer.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    uint8_t more = 0;  // the get sent again would be bytes here
+    if (recv(first.get(), &more, 1, MSG_DONTWAIT) == 1) ++gets;
+    if (!sendAll(first.get(), yes, sizeof yes, deadlineIn(2000), "client").isOk()) return void(rootError = "yes");
+    if (!expect(first.get(), storeproto::kTryGet) ||
+        !sendAll(first.get(), &absent, 1, deadlineIn(2000), "client").isOk())
+      rootError = "tryGet on the first connection";
+  });
+  TcpStore client(addr, secret, 5000);
+  auto first = client.get("x", 100, nullptr);
+  ASSERT_FALSE(first.isOk());
+  EXPECT_EQ(first.status().code(), Code::kTimeout);
+  auto meanwhile = client.tryGet("k");
+  EXPECT_EQ(meanwhile.status().message(), "absent") << meanwhile.status().toString();
+  EXPECT_EQ(accepted.load(), 2);
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    answer = true;
+  });
+  auto second = client.get("x", 3000, nullptr);
+  later.join();
+  ASSERT_TRUE(second.isOk()) << second.status().toString();
+  EXPECT_EQ(second.value(), (Bytes{'y', 'e', 's'}));
+  EXPECT_EQ(gets.load(), 1) << "the get was sent again instead of waiting for the owed reply";
+  auto after = client.tryGet("j");
+  root.join();
+  EXPECT_EQ(after.status().message(), "absent") << after.status().toString();
+  EXPECT_EQ(accepted.load(), 2);
+  EXPECT_EQ(rootError, "");
+}
+
 // A root that drops a client in the middle of its hello (too slow to answer: thousands of ranks starting at
 // once on a few cores) is tried again on a new connection; one that drops every attempt fails the request
 // after 4, saying so. The fake root accepts, drops the first `drops` connections before answering, then

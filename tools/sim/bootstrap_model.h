@@ -14,9 +14,9 @@
 // A rank kept waiting also polls the abort notice ("boot.abort", on the library's schedule:
 // abortNoticeWait, at most n / 10,000 s apart, 2 s at least), and those polls are the root's work too:
 // with ranks served in turn, each waits about half the root's time, so the root's time T solves
-// T = base + n polls(T / 2) op (found by iteration). Left out: a get that times out (a rank waiting over a second for
-// an address not yet set) is sent again, once a second, and on a new connection with a new hello (the client
-// drops a connection whose reply is still owed), which this model does not price.
+// T = base + n polls(T / 2) op (found by iteration). A get that times out (a rank waits for an address in
+// gets of 1 s, reading the abort notice between them) costs the root nothing more: the client keeps the
+// parked get and resumes it (rendezvous/tcp_store.h), and the polls go on a second connection.
 #pragma once
 
 #include <cstdint>
