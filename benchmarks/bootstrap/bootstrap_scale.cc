@@ -291,7 +291,7 @@ bool measureStoreCost(int clients, int gets) {
     const pid_t pid = fork();
     if (pid == 0) {
       close(fd[0]);
-      const auto t0 = std::chrono::steady_clock::now();
+      auto t0 = std::chrono::steady_clock::now();  // the gets are timed from after their setup
       bool ok = true;
       if (hellos) {
         for (int c = 0; c < units && ok; ++c) {
@@ -306,11 +306,8 @@ bool measureStoreCost(int clients, int gets) {
         }
         TcpStore client(root, secret, 10000);
         ok = ok && client.set("g", Bytes(23, 1)).isOk();
-        const auto t1 = std::chrono::steady_clock::now();
+        t0 = std::chrono::steady_clock::now();
         for (int g = 0; g < units && ok; ++g) ok = client.get("g", 1000, nullptr).isOk();
-        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1).count();
-        ok = ok && write(fd[1], &us, sizeof us) == static_cast<ssize_t>(sizeof us);
-        _exit(ok ? 0 : 1);
       }
       const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       ok = ok && write(fd[1], &us, sizeof us) == static_cast<ssize_t>(sizeof us);

@@ -53,14 +53,11 @@ class Exchange {
     Status s = listen();
     if (s.isOk()) s = connect();
     for (int k = 0; s.isOk() && k < rounds_; ++k) s = round(k);
-    if (!s.isOk()) {
-      // The notice goes on the store before the listener closes: a rank refused by a closed listener would
-      // otherwise give up first with "cannot connect", and every rank would report that instead of the cause.
-      Status failed = giveUp(s);
-      listen_.reset();
-      return failed;
-    }
+    // The notice goes on the store before the listener closes: a rank refused by a closed listener would
+    // otherwise give up first with "cannot connect", and every rank would report that instead of the cause.
+    if (!s.isOk()) s = giveUp(s);
     listen_.reset();
+    if (!s.isOk()) return s;
     return std::move(all_);
   }
 

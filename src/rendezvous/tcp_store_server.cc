@@ -1,9 +1,9 @@
 // TcpStore server: one thread, epoll over the listener and its clients, never blocking on any one of them.
 // Its work per request does not grow with the clients connected: every rank of a job keeps its client open
-// through init, and a server that looked at every client per wake-up (poll over all of them) spent 230 µs per
-// get with 1,000 quiet clients connected instead of 9 (myriad_bootstrap_bench --store-cost), which at 131,072
-// ranks is the whole init. Hostile input (wrong secret, bad op, oversized key or value, silence before the
-// hello) drops that client and logs it; it never stops the server or other clients.
+// through init, and a server that looked at every client per wake-up (poll over all of them) spent 243-259 µs
+// per get with 1,000 quiet clients connected instead of 23-26 (myriad_bootstrap_bench --store-cost), which at
+// 131,072 ranks would be the whole init. Hostile input (wrong secret, bad op, oversized key or value, silence before
+// the hello) drops that client and logs it; it never stops the server or other clients.
 #include <sys/epoll.h>
 #include <unistd.h>
 

@@ -51,10 +51,9 @@ Schedule rankZeroPlan(int n, int rounds, size_t description) {
 // Reads of the abort notice by a rank of n that has waited `seconds`, on the library's own schedule
 // (abortNoticeWait, core/bootstrap_allgather.h).
 uint64_t abortPollsWithin(int n, double seconds) {
+  auto wait = [n](uint64_t k) { return 1e-3 * static_cast<double>(abortNoticeWait(n, static_cast<int>(k)).count()); };
   uint64_t polls = 0;
-  for (double at = 0;
-       (at += 1e-3 * static_cast<double>(abortNoticeWait(n, static_cast<int>(polls)).count())) <= seconds;)
-    ++polls;
+  for (double at = wait(0); at <= seconds; at += wait(polls)) ++polls;
   return polls;
 }
 
