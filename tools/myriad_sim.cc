@@ -118,25 +118,26 @@ int runBootstrap(const BootstrapSpec& spec, const VirtualExecutor& exec, bool ex
   const double exchange = run.value().seconds, total = m.rootSeconds + exchange;
   if (json) {
     std::printf(
-        "{\"bootstrap\":\"bruck\",\"ranks\":%d,\"rounds\":%d,\"store_requests\":%llu,\"abort_polls\":%llu,"
+        "{\"bootstrap\":\"bruck\",\"ranks\":%d,\"rounds\":%d,\"store_requests\":%llu,\"store_wait_keys\":%llu,"
+        "\"abort_polls\":%llu,"
         "\"store_bytes_in\":%llu,"
         "\"store_bytes_out\":%llu,\"root_s\":%.6f,\"exchange_s\":%.6f,\"init_s\":%.6f,\"held_per_rank\":%llu,"
         "\"connections_per_rank\":%d,\"messages\":%llu,\"exchange_run\":%s}\n",
         spec.nranks, m.rounds, static_cast<unsigned long long>(m.storeRequests),
-        static_cast<unsigned long long>(m.abortPolls), static_cast<unsigned long long>(m.storeBytesIn),
-        static_cast<unsigned long long>(m.storeBytesOut), m.rootSeconds, exchange, total,
-        static_cast<unsigned long long>(m.heldPerRank), m.connectionsPerRank,
+        static_cast<unsigned long long>(m.storeWaitKeys), static_cast<unsigned long long>(m.abortPolls),
+        static_cast<unsigned long long>(m.storeBytesIn), static_cast<unsigned long long>(m.storeBytesOut),
+        m.rootSeconds, exchange, total, static_cast<unsigned long long>(m.heldPerRank), m.connectionsPerRank,
         static_cast<unsigned long long>(run.value().messages), exchangeToo ? "true" : "false");
     return 0;
   }
   std::printf("bootstrap of %d ranks: Bruck's all-gather of %.0f-byte descriptions in %d rounds\n", spec.nranks,
               spec.descriptionBytes, m.rounds);
   std::printf(
-      "store root: %d hellos, %llu requests and %llu polls of the abort notice by waiting ranks (%.1f µs of CPU "
-      "per hello, %.1f per request), %llu bytes in, %llu out: %.3f s\n",
-      spec.nranks, static_cast<unsigned long long>(m.storeRequests), static_cast<unsigned long long>(m.abortPolls),
-      spec.storeHelloUs, spec.storeOpUs, static_cast<unsigned long long>(m.storeBytesIn),
-      static_cast<unsigned long long>(m.storeBytesOut), m.rootSeconds);
+      "store root: %d hellos, %llu requests (wait-alls of %llu keys in all) and %llu polls of the abort notice by "
+      "waiting ranks (%.1f µs of CPU per hello, %.1f per request, %.2f per key), %llu bytes in, %llu out: %.3f s\n",
+      spec.nranks, static_cast<unsigned long long>(m.storeRequests), static_cast<unsigned long long>(m.storeWaitKeys),
+      static_cast<unsigned long long>(m.abortPolls), spec.storeHelloUs, spec.storeOpUs, spec.storeKeyUs,
+      static_cast<unsigned long long>(m.storeBytesIn), static_cast<unsigned long long>(m.storeBytesOut), m.rootSeconds);
   if (exchangeToo)
     std::printf("exchange over the fabric: %d connections per rank (hellos included), %llu messages: %.3f ms\n",
                 m.connectionsPerRank, static_cast<unsigned long long>(run.value().messages), exchange * 1e3);
@@ -243,6 +244,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_option("--store-op-us", boot.storeOpUs, "with --bootstrap: the root's CPU per store request, µs")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--store-key-us", boot.storeKeyUs,
+                 "with --bootstrap: the root's CPU per key of a wait-all beyond the request's own, µs")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--plan-every-rank", planEveryRank,

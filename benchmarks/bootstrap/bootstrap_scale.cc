@@ -13,8 +13,9 @@
 //                                                 process's descriptors hold ~900 ranks; P of them hold P times
 //                                                 as many. Adds the largest resident memory of a process over
 //                                                 its ranks.
-//   myriad_bootstrap_bench --store-cost           the root's CPU per client hello and per get, the constants
-//                                                 of myriad-sim --bootstrap (its model of init at scale).
+//   myriad_bootstrap_bench --store-cost           the root's CPU per client hello, per get and per key of a
+//                                                 wait-all, the constants of myriad-sim --bootstrap (its model
+//                                                 of init at scale).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -274,9 +275,11 @@ bool runForked(int n, int procs) {
 
 // The root's CPU per store client's hello and per request, for myriad-sim's model of the bootstrap at scale
 // (--bootstrap): a TCP store served here; a forked child opens `clients` clients one after the other, each
-// connecting with its hello and setting one key, then makes `gets` gets on one more client. The server's
-// CPU is this process's (its only busy thread while the child runs), read before and after each part.
+// connecting with its hello and setting one key, then makes `gets` gets on one more client, and as many
+// wait-alls of kWaitKeys keys (a rank's addresses at 131,072 ranks). The server's CPU is this process's (its
+// only busy thread while the child runs), read before and after each part.
 bool measureStoreCost(int clients, int gets) {
+  constexpr int kWaitKeys = 17;
   SockAddr root = SockAddr::parse("127.0.0.1:0").value();
   const Secret secret = randomSecret();
   if (Status s = startTcpStoreServer(&root, secret); !s.isOk()) {
@@ -284,7 +287,8 @@ bool measureStoreCost(int clients, int gets) {
     return false;
   }
   // One part in a child; returns its wall time per unit (µs) and this process's CPU per unit.
-  auto part = [&](bool hellos, int units, int idle, double* wallUs, double* cpuPerUnit) {
+  // `waitKeys`: the requests are wait-alls of that many keys, not gets.
+  auto part = [&](bool hellos, int units, int idle, int waitKeys, double* wallUs, double* cpuPerUnit) {
     int fd[2];
     if (pipe(fd) != 0) return false;
     const double before = processCpuUs();
@@ -305,9 +309,14 @@ bool measureStoreCost(int clients, int gets) {
           ok = others.back()->set("i." + std::to_string(c), Bytes(23, 1)).isOk();
         }
         TcpStore client(root, secret, 10000);
+        std::vector<std::string> keys;
+        for (int k = 0; k < waitKeys; ++k) keys.push_back("w." + std::to_string(k));
+        for (const std::string& k : keys) ok = ok && client.set(k, Bytes(23, 1)).isOk();
         ok = ok && client.set("g", Bytes(23, 1)).isOk();
         t0 = std::chrono::steady_clock::now();
-        for (int g = 0; g < units && ok; ++g) ok = client.get("g", 1000, nullptr).isOk();
+        for (int g = 0; g < units && ok; ++g)
+          ok = waitKeys > 0 ? client.waitAll(keys, "abort", 1000, nullptr).isOk()
+                            : client.get("g", 1000, nullptr).isOk();
       }
       const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       ok = ok && write(fd[1], &us, sizeof us) == static_cast<ssize_t>(sizeof us);
@@ -323,10 +332,10 @@ bool measureStoreCost(int clients, int gets) {
     *wallUs = us / units, *cpuPerUnit = (processCpuUs() - before) / units;
     return true;
   };
-  double helloWall = 0, helloCpu = 0, getWall = 0, getCpu = 0, crowdWall = 0, crowdCpu = 0;
+  double helloWall = 0, helloCpu = 0, getWall = 0, getCpu = 0, crowdWall = 0, crowdCpu = 0, allWall = 0, allCpu = 0;
   constexpr int kIdle = 1000;
-  if (!part(true, clients, 0, &helloWall, &helloCpu) || !part(false, gets, 0, &getWall, &getCpu) ||
-      !part(false, gets, kIdle, &crowdWall, &crowdCpu)) {
+  if (!part(true, clients, 0, 0, &helloWall, &helloCpu) || !part(false, gets, 0, 0, &getWall, &getCpu) ||
+      !part(false, gets, kIdle, 0, &crowdWall, &crowdCpu) || !part(false, gets, 0, kWaitKeys, &allWall, &allCpu)) {
     std::fprintf(stderr, "myriad_bootstrap_bench: --store-cost: a client failed\n");
     return false;
   }
@@ -339,8 +348,9 @@ bool measureStoreCost(int clients, int gets) {
       getCpu, helloCpu, getWall, helloWall);
   std::printf("with %d more clients connected and quiet: root CPU per get %.2f us, client wall per get %.2f us\n",
               kIdle, crowdCpu, crowdWall);
-  std::printf("myriad-sim --bootstrap --store-op-us %.1f --store-hello-us %.1f\n", getCpu,
-              std::max(0.0, helloCpu - getCpu));
+  std::printf("root CPU per wait-all of %d keys: %.2f us, client wall %.2f us\n", kWaitKeys, allCpu, allWall);
+  std::printf("myriad-sim --bootstrap --store-op-us %.1f --store-hello-us %.1f --store-key-us %.2f\n", getCpu,
+              std::max(0.0, helloCpu - getCpu), std::max(0.0, (allCpu - getCpu) / kWaitKeys));
   return true;
 }
 

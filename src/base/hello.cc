@@ -157,7 +157,7 @@ Status Handshake::run(int fd, Clock::time_point deadline, const std::atomic<bool
     if (Clock::now() >= deadline) return Status(Code::kTimeout, "no answer to the hello in time");
     const bool sending = outDone_ < out_.size();
     pollfd p{fd, static_cast<short>(sending ? POLLOUT : POLLIN), 0};
-    ::poll(&p, 1, 10);
+    ::poll(&p, 1, pollSliceMs(deadline, abort != nullptr));
   }
 }
 

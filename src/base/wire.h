@@ -24,6 +24,7 @@ class Writer {
     auto b = static_cast<const uint8_t*>(p);
     out_.insert(out_.end(), b, b + n);
   }
+  void reserve(size_t n) { out_.reserve(n); }
   Bytes& bytes() { return out_; }
 
  private:

@@ -70,10 +70,12 @@ class Exchange {
 
   Status expired(const std::string& waiting) const {
     if (x_.cancel && x_.cancel->load()) return Status(Code::kRemoteError, "bootstrap: aborted while " + waiting);
-    if (Clock::now() >= deadline_)
-      return Status(Code::kTimeout, "bootstrap: " + name(x_.rank) + " gave up after " + std::to_string(x_.timeoutMs) +
-                                        " ms (MYRIAD_INIT_TIMEOUT_MS) " + waiting);
+    if (Clock::now() >= deadline_) return late(waiting);
     return Status::ok();
+  }
+  Status late(const std::string& waiting) const {
+    return Status(Code::kTimeout, "bootstrap: " + name(x_.rank) + " gave up after " + std::to_string(x_.timeoutMs) +
+                                      " ms (MYRIAD_INIT_TIMEOUT_MS) " + waiting);
   }
 
   // Another rank gave up and said why on the store. `now`: read it at once, not on the back-off's schedule.
@@ -106,32 +108,54 @@ class Exchange {
     return x_.store->set("boot." + std::to_string(x_.rank), w.bytes());
   }
 
-  // A rank's address from the store, waited for (it may start late).
-  Result<SockAddr> addressOf(int rank) {
-    while (true) {
-      MYR_TRY(expired("waiting for " + name(rank) + " to publish its address"));
-      MYR_TRY(abortNotice());
-      auto got = x_.store->get("boot." + std::to_string(rank), 1000, x_.cancel);
-      if (!got.isOk()) {
-        if (got.status().code() == Code::kTimeout) continue;
-        return got.status();
-      }
-      Reader rd(got.value());
+  // The addresses of the ranks we send to, in one request (they may start late): a rank that gave up ends
+  // the wait with its notice, so nothing is polled meanwhile.
+  Result<std::vector<SockAddr>> addresses() {
+    std::vector<std::string> keys;
+    for (int k = 0; k < rounds_; ++k) keys.push_back("boot." + std::to_string(to(k)));
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - Clock::now()).count();
+    auto got = x_.store->waitAll(keys, kAbortKey, static_cast<int>(std::max<int64_t>(left, 0)), x_.cancel);
+    if (!got.isOk()) {
+      // At the deadline, the ranks that are late are named (a try-get each, once).
+      if (got.status().code() == Code::kTimeout)
+        return late("waiting for " + missing(keys) + " to publish their addresses");
+      const std::string waiting = "waiting for the ranks it sends to to publish their addresses";
+      MYR_TRY(expired(waiting));
+      return Status(got.status().code(), "bootstrap: " + waiting + ": " + got.status().message());
+    }
+    if (got.value().stopped) {
+      told_ = true;
+      return decodeFailure(got.value().stop.data(), got.value().stop.size());
+    }
+    std::vector<SockAddr> out;
+    for (int k = 0; k < rounds_; ++k) {
+      Reader rd(got.value().values[static_cast<size_t>(k)]);
       const int32_t theirN = rd.i32();
       const std::string text = rd.str(256);
-      if (rd.failed()) return invalidArgument("bootstrap: malformed address of " + name(rank));
+      if (rd.failed()) return invalidArgument("bootstrap: malformed address of " + name(to(k)));
       if (theirN != n())
-        return invalidUsage(name(rank) + " was started with nranks=" + std::to_string(theirN) + " but " +
+        return invalidUsage(name(to(k)) + " was started with nranks=" + std::to_string(theirN) + " but " +
                             name(x_.rank) + " with nranks=" + std::to_string(n()));
-      return SockAddr::parse(text);
+      MYR_ASSIGN_OR_RETURN(SockAddr addr, SockAddr::parse(text));
+      out.push_back(addr);
     }
+    return out;
+  }
+
+  // The ranks among `keys` ("boot.<rank>") whose address is not on the store, for a message.
+  std::string missing(const std::vector<std::string>& keys) {
+    std::string out;
+    for (const std::string& key : keys)
+      if (!x_.store->tryGet(key).isOk()) out += (out.empty() ? "" : ", ") + key.substr(5);
+    return out.empty() ? "the ranks it sends to" : "rank(s) " + out;
   }
 
   // One connection to each rank we send to, one from each rank we take from, all hellos in one loop.
   Status connect() {
     std::vector<std::unique_ptr<Handshake>> openers(static_cast<size_t>(rounds_));
+    MYR_ASSIGN_OR_RETURN(std::vector<SockAddr> addrs, addresses());
     for (int k = 0; k < rounds_; ++k) {
-      MYR_ASSIGN_OR_RETURN(SockAddr addr, addressOf(to(k)));
+      const SockAddr& addr = addrs[static_cast<size_t>(k)];
       // It listened before it published: a refusal means it is gone (a second covers a full SYN backlog).
       auto fd = connectTo(addr, std::min(deadline_, Clock::now() + std::chrono::seconds(1)), x_.cancel);
       if (!fd.isOk()) {
@@ -311,10 +335,12 @@ class Exchange {
 }  // namespace
 
 std::chrono::milliseconds abortNoticeWait(int nranks, int k) {
-  const std::chrono::milliseconds cap{std::max<int64_t>(2000, static_cast<int64_t>(std::max(nranks, 1)) / 10)};
-  std::chrono::milliseconds wait{100};
+  using std::chrono::milliseconds;
+  const milliseconds spread{(static_cast<int64_t>(std::max(nranks, 1)) + 9) / 10};  // n x 0.1 ms, rounded up
+  const milliseconds cap = std::max(milliseconds(2000), spread);
+  milliseconds wait{100};
   for (int i = 0; i < k && wait < cap; ++i) wait *= 2;
-  return std::min(wait, cap);
+  return std::clamp(wait, spread, cap);
 }
 
 Result<std::vector<Bytes>> bootstrapAllGather(const BootstrapExchange& x, const Bytes& mine) {

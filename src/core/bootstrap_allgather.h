@@ -13,8 +13,9 @@
 //
 // Failures: a rank that fails (a peer gone, a wrong nranks, the deadline, an abort) publishes "boot.abort"
 // with its code and reason and, where a connection is between frames, sends it on; every other rank
-// fails with that reason (read with a back-off up to 2 s while waiting, and at once when a peer is gone),
-// so none hangs. A late rank is waited for, up to the deadline.
+// fails with that reason (the wait for addresses ends when it is set; later it is read with a back-off up to
+// 2 s, or n x 0.1 ms at scale, and at once when a peer is gone), so none hangs. A late rank is waited for, up to the
+// deadline.
 #pragma once
 
 #include <atomic>
@@ -42,11 +43,12 @@ struct BootstrapExchange {
 Result<std::vector<Bytes>> bootstrapAllGather(const BootstrapExchange& x, const Bytes& mine);
 
 // How often a rank kept waiting reads the abort notice from the store: 0.1 s in, then twice as far on each
-// time, up to a cap of 2 s or n x 0.1 ms, whichever is longer. Every read is a request at the root, so the
-// cap holds the root to 10,000 such reads a second however many ranks wait (about a quarter of its CPU at
-// 24 µs a request): at 131,072 ranks a 2 s cap would be 65,536 reads a second, more than the root can serve,
-// and init would stall on its own polling (myriad-sim --bootstrap models it). `k`: the read's index (0 for
-// the first); returns the wait before it, from the previous read (from the start for the first).
+// time, up to a cap of 2 s, and never closer than n x 0.1 ms apart. Every read is a request at the root, so
+// that floor holds the root to 10,000 such reads a second however many ranks wait (about a quarter of its
+// CPU at 24 µs a request): at 131,072 ranks, reads 2 s apart would be 65,536 a second and the first five of
+// the back-off (0.1 to 3.1 s in) over 200,000, more than the root can serve, and init would stall on its
+// own polling (myriad-sim --bootstrap models it). `k`: the read's index (0 for the first); returns the wait
+// before it, from the previous read (from the start for the first).
 std::chrono::milliseconds abortNoticeWait(int nranks, int k);
 
 }  // namespace myriad

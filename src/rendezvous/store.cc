@@ -124,6 +124,61 @@ Result<Bytes> FileStore::get(const std::string& key, int timeoutMs, const std::a
 
 namespace myriad {
 
+Result<Store::WaitAll> Store::waitAll(const std::vector<std::string>& keys, const std::string& stopKey, int timeoutMs,
+                                      const std::atomic<bool>* abort) {
+  if (keys.empty()) return invalidArgument("store wait-all of no keys");
+  for (const std::string& k : keys) MYR_TRY(checkStoreKey(k));
+  if (!stopKey.empty()) MYR_TRY(checkStoreKey(stopKey));
+  const auto deadline = deadlineIn(timeoutMs);
+  WaitAll out;
+  out.values.resize(keys.size());
+  std::vector<bool> have(keys.size(), false);
+  for (size_t next = 0;;) {
+    if (!stopKey.empty()) {
+      auto stop = tryGet(stopKey);
+      if (stop.isOk()) {
+        out.stopped = true;
+        out.stop = std::move(stop.value());
+        out.values.clear();
+        return out;
+      }
+      if (stop.status().code() != Code::kNotSupported) return stop.takeStatus();
+    }
+    while (next < keys.size() && have[next]) ++next;
+    if (next == keys.size()) return out;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0)
+      return Status(Code::kTimeout,
+                    describe() + ": key '" + keys[next] + "' not set within " + std::to_string(timeoutMs) + " ms");
+    const int64_t slice = stopKey.empty() ? left : std::min<int64_t>(left, 50);
+    auto got = get(keys[next], static_cast<int>(std::max<int64_t>(slice, 1)), abort);
+    if (got.isOk()) {
+      out.values[next] = std::move(got.value());
+      have[next] = true;
+    } else if (got.status().code() != Code::kTimeout) {
+      return got.takeStatus();
+    }
+  }
+}
+
+Result<Store::WaitAll> PrefixStore::waitAll(const std::vector<std::string>& keys, const std::string& stopKey,
+                                            int timeoutMs, const std::atomic<bool>* abort) {
+  std::vector<std::string> full;
+  for (const std::string& k : keys) full.push_back(prefix_ + k);
+  const std::string stop = stopKey.empty() ? stopKey : prefix_ + stopKey;
+  if (!alsoAbort_) return base_->waitAll(full, stop, timeoutMs, abort);
+  constexpr int kSliceMs = 200;  // as get: the second flag is seen within one slice
+  const auto deadline = deadlineIn(timeoutMs);
+  for (;;) {
+    if (alsoAbort_->load(std::memory_order_acquire))
+      return Status(Code::kRemoteError, "the parent communicator failed while waiting for '" + keys.front() + "' in " +
+                                            describe() + " (see the parent's error)");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    auto got = base_->waitAll(full, stop, static_cast<int>(std::clamp<int64_t>(left, 1, kSliceMs)), abort);
+    if (got.isOk() || got.status().code() != Code::kTimeout || left <= kSliceMs) return got;
+  }
+}
+
 Result<Bytes> PrefixStore::get(const std::string& key, int timeoutMs, const std::atomic<bool>* abort) {
   if (!alsoAbort_) return base_->get(prefix_ + key, timeoutMs, abort);
   // In slices, so that the second flag is seen within one.

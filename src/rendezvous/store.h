@@ -22,6 +22,17 @@ class Store {
   virtual Result<Bytes> get(const std::string& key, int timeoutMs, const std::atomic<bool>* abort) = 0;
   // Never waits: the value, or an empty optional-like Result with Code::kNotSupported when absent.
   virtual Result<Bytes> tryGet(const std::string& key) = 0;
+  // Waits until every one of `keys` exists (their values, in order) or `stopKey` does (when not empty: its
+  // value, and the keys' values are not read), `timeoutMs` passes (Timeout naming a missing key) or *abort
+  // becomes true. One request however many keys, where the store can (TcpStore); here, gets one after the
+  // other, the stop key read between slices of 50 ms.
+  struct WaitAll {
+    bool stopped = false;
+    Bytes stop;                 // stopped: the stop key's value
+    std::vector<Bytes> values;  // not stopped: the keys' values, in order
+  };
+  virtual Result<WaitAll> waitAll(const std::vector<std::string>& keys, const std::string& stopKey, int timeoutMs,
+                                  const std::atomic<bool>* abort);
   // Bounds later set/tryGet calls (after init they must fail fast rather than wait for a dead root).
   virtual void setTimeoutMs(int /*ms*/) {}
   // Human-readable location for messages ("tcp store 10.0.0.1:4000").
@@ -67,6 +78,8 @@ class PrefixStore final : public Store {
   Status set(const std::string& key, const Bytes& value) override { return base_->set(prefix_ + key, value); }
   Result<Bytes> get(const std::string& key, int timeoutMs, const std::atomic<bool>* abort) override;
   Result<Bytes> tryGet(const std::string& key) override { return base_->tryGet(prefix_ + key); }
+  Result<WaitAll> waitAll(const std::vector<std::string>& keys, const std::string& stopKey, int timeoutMs,
+                          const std::atomic<bool>* abort) override;
   void setTimeoutMs(int ms) override { base_->setTimeoutMs(ms); }
   std::string describe() const override { return base_->describe() + " (keys " + prefix_ + "*)"; }
 

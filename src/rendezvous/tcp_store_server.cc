@@ -28,6 +28,18 @@ constexpr int kHelloTimeoutMs = 10000;
 // Hellos are checked for silence this often (a sweep over the clients still in their hello).
 constexpr auto kHelloSweepEvery = std::chrono::seconds(1);
 
+struct Client;
+
+// A get-wait or wait-all the server holds until its keys are set (or, a wait-all, its stop key is).
+struct Waiter {
+  Client* client = nullptr;
+  bool all = false;               // a wait-all (its reply: the stop key's, then one per key)
+  std::string stop;               // a wait-all's stop key, or empty
+  std::vector<std::string> keys;  // in the order the client asked
+  size_t missing = 0;             // distinct keys not yet set
+  std::vector<std::string> on;    // the keys under which it is registered (distinct)
+};
+
 struct Client {
   Fd fd;
   std::string peer;
@@ -38,7 +50,7 @@ struct Client {
   size_t outOff = 0;
   bool dead = false;
   bool wantOut = false;                  // registered for EPOLLOUT (replies wait in `out`)
-  std::vector<std::string> waitingOn;    // keys of its get-waits not yet answered
+  std::list<Waiter> waits;               // its get-waits and wait-alls not yet answered
   std::list<Client>::iterator self;      // its place in the server's list
   std::list<Client*>::iterator helloAt;  // its place among the clients in their hello, while it is
 };
@@ -123,12 +135,7 @@ class Server {
   // Forgets the clients killed since the last call: their get-waits and their place in the list.
   void bury() {
     for (Client* c : dead_) {
-      for (const std::string& key : c->waitingOn) {
-        auto it = waiters_.find(key);
-        if (it == waiters_.end()) continue;
-        std::erase(it->second, c);
-        if (it->second.empty()) waiters_.erase(it);
-      }
+      for (Waiter& w : c->waits) unregister(w, "");
       if (c->hello) helloing_.erase(c->helloAt);
       clients_.erase(c->self);
     }
@@ -194,22 +201,66 @@ class Server {
       kv_[req.key] = Bytes(req.value, req.value + req.valueBytes);
       reply(c, true, nullptr);
       wakeWaiters(req.key);
+    } else if (req.op == storeproto::kWaitAll) {
+      wait(c, true, std::move(req.key), std::move(req.keys));
     } else {
       auto it = kv_.find(req.key);
       if (it != kv_.end())
         reply(c, true, &it->second);
       else if (req.op == storeproto::kTryGet)
         reply(c, false, nullptr);
-      else {
-        waiters_[req.key].push_back(&c);
-        c.waitingOn.push_back(req.key);
-      }
+      else
+        wait(c, false, "", {std::move(req.key)});
     }
     *used += req.used;
     return true;
   }
 
+  // Answers a get-wait or wait-all now if it can, or holds it under each key it waits for.
+  void wait(Client& c, bool all, std::string stop, std::vector<std::string> keys) {
+    Waiter w{&c, all, std::move(stop), std::move(keys), 0, {}};
+    if (!w.stop.empty() && kv_.count(w.stop)) return answer(w);
+    for (const std::string& k : w.keys)
+      if (!kv_.count(k) && std::find(w.on.begin(), w.on.end(), k) == w.on.end()) w.on.push_back(k);
+    w.missing = w.on.size();
+    if (w.missing == 0) return answer(w);
+    if (!w.stop.empty() && std::find(w.on.begin(), w.on.end(), w.stop) == w.on.end()) w.on.push_back(w.stop);
+    c.waits.push_back(std::move(w));
+    Waiter* held = &c.waits.back();
+    for (const std::string& k : held->on) waiters_[k].push_back(held);
+  }
+
+  // The reply of a waiter whose keys are all set, or whose stop key is.
+  void answer(const Waiter& w) {
+    Client& c = *w.client;
+    if (!w.all) return reply(c, true, &kv_[w.keys.front()]);
+    auto stop = w.stop.empty() ? kv_.end() : kv_.find(w.stop);
+    const bool stopped = stop != kv_.end();
+    append(c, stopped, stopped ? &stop->second : nullptr);
+    for (const std::string& k : w.keys) {
+      auto it = stopped ? kv_.end() : kv_.find(k);
+      append(c, it != kv_.end(), it != kv_.end() ? &it->second : nullptr);
+    }
+    flush(c);
+  }
+
+  // Takes w off every key it is held under but `except` (whose list the caller is walking).
+  void unregister(Waiter& w, const std::string& except) {
+    for (const std::string& k : w.on) {
+      if (k == except) continue;
+      auto it = waiters_.find(k);
+      if (it == waiters_.end()) continue;
+      std::erase(it->second, &w);
+      if (it->second.empty()) waiters_.erase(it);
+    }
+  }
+
   void reply(Client& c, bool found, const Bytes* value) {
+    append(c, found, value);
+    flush(c);
+  }
+
+  static void append(Client& c, bool found, const Bytes* value) {
     c.out.push_back(found ? 1 : 0);
     if (found) {
       uint64_t len = value ? value->size() : 0;
@@ -217,17 +268,20 @@ class Server {
       c.out.insert(c.out.end(), b, b + 8);
       if (value) c.out.insert(c.out.end(), value->begin(), value->end());
     }
-    flush(c);
   }
 
+  // `key` was set: every waiter held under it has one key fewer to wait for, or (its stop key) none.
   void wakeWaiters(const std::string& key) {
     auto it = waiters_.find(key);
     if (it == waiters_.end()) return;
-    const std::vector<Client*> woken = std::move(it->second);
+    const std::vector<Waiter*> woken = std::move(it->second);
     waiters_.erase(it);
-    for (Client* w : woken) {
-      std::erase(w->waitingOn, key);
-      if (!w->dead) reply(*w, true, &kv_[key]);
+    for (Waiter* w : woken) {
+      if (key != w->stop && --w->missing > 0) continue;
+      unregister(*w, key);
+      Client& c = *w->client;
+      if (!c.dead) answer(*w);
+      c.waits.remove_if([w](const Waiter& x) { return &x == w; });
     }
   }
 
@@ -270,7 +324,7 @@ class Server {
   std::list<Client*> helloing_;  // clients in their hello (swept for silence every second)
   std::vector<Client*> dead_;    // killed since the last bury()
   std::map<std::string, Bytes> kv_;
-  std::map<std::string, std::vector<Client*>> waiters_;
+  std::map<std::string, std::vector<Waiter*>> waiters_;  // by key: the waits held until it is set
 };
 
 }  // namespace

@@ -66,6 +66,13 @@ void storeSeeds() {
   put("store_request", "set", set);
   put("store_request", "set-get-tryget", cat({set, get, tryGet}));
   put("store_request", "bad-op", cat({set, Bytes{9, 1, 0, 0, 0, 'k'}}));
+  myriad::Writer all;  // a wait-all of two addresses, stopped by the abort notice
+  all.u8(myriad::storeproto::kWaitAll);
+  all.str("boot.abort");
+  all.u32(2);
+  all.str("boot.1");
+  all.str("boot.2");
+  put("store_request", "wait-all", cat({set, all.bytes(), tryGet}));
 }
 
 void uniqueIdSeeds() {

@@ -18,8 +18,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     FUZZ_CHECK(r.used > 0 && r.used <= size - off, "a request lies within its bytes");
-    FUZZ_CHECK(!r.key.empty() && r.key.size() <= myriad::kMaxStoreKey, "keys are bounded");
-    FUZZ_CHECK(myriad::checkStoreKey(r.key).isOk(), "only valid keys are accepted");
+    const bool all = r.op == myriad::storeproto::kWaitAll;
+    FUZZ_CHECK((all || !r.key.empty()) && r.key.size() <= myriad::kMaxStoreKey, "keys are bounded");
+    FUZZ_CHECK(r.key.empty() || myriad::checkStoreKey(r.key).isOk(), "only valid keys are accepted");
+    FUZZ_CHECK(all ? !r.keys.empty() && r.keys.size() <= myriad::storeproto::kMaxWaitKeys : r.keys.empty(),
+               "only a wait-all names several keys, and at most kMaxWaitKeys");
+    for (const std::string& k : r.keys) FUZZ_CHECK(myriad::checkStoreKey(k).isOk(), "only valid keys are waited for");
     FUZZ_CHECK(r.op == myriad::storeproto::kSet || r.valueBytes == 0, "only a set carries a value");
     if (r.valueBytes > 0)
       FUZZ_CHECK(r.value >= data + off && r.value + r.valueBytes <= data + off + r.used, "a value lies within");

@@ -19,9 +19,9 @@
 namespace myriad::netsim {
 namespace {
 
-// A memory store that counts the requests on the exchange's addresses ("boot.<rank>") and the bytes they
-// move. Not counted: reads of the abort notice ("boot.abort", polled only by a rank kept waiting over 100 ms)
-// and gets that timed out (a rank waiting over a second for an address), which the model leaves out.
+// A memory store that counts the requests on the exchange's addresses ("boot.<rank>"), the keys of its
+// wait-alls and the bytes they move. Not counted: reads of the abort notice ("boot.abort", polled only by a
+// rank kept waiting over 100 ms for its peers' hellos), which the model prices apart.
 class CountingStore final : public Store {
  public:
   Status set(const std::string& key, const Bytes& value) override {
@@ -38,8 +38,16 @@ class CountingStore final : public Store {
     if (ours(key)) ++tries_, out_ += got.isOk() ? got.value().size() : 0;
     return got;
   }
+  Result<WaitAll> waitAll(const std::vector<std::string>& keys, const std::string& stopKey, int timeoutMs,
+                          const std::atomic<bool>* abort) override {
+    auto got = inner_.waitAll(keys, stopKey, timeoutMs, abort);  // the memory store's own gets: not counted
+    ++waits_, waitKeys_ += keys.size();
+    if (got.isOk())
+      for (const Bytes& v : got.value().values) out_ += v.size();
+    return got;
+  }
   std::string describe() const override { return "counting store"; }
-  std::atomic<uint64_t> sets_{0}, gets_{0}, tries_{0}, in_{0}, out_{0};
+  std::atomic<uint64_t> sets_{0}, gets_{0}, tries_{0}, waits_{0}, waitKeys_{0}, in_{0}, out_{0};
 
  private:
   static bool ours(const std::string& key) { return key.rfind("boot.", 0) == 0 && key != "boot.abort"; }
@@ -77,7 +85,9 @@ TEST(NetsimBootstrap, StoreCountsAreTheLibrarysOwn) {
     auto model = bootstrapModel(spec);
     ASSERT_TRUE(model.isOk()) << model.status().toString();
     const BootstrapModel& m = model.value();
-    EXPECT_EQ(store.sets_.load() + store.gets_.load() + store.tries_.load(), m.storeRequests);
+    EXPECT_EQ(store.sets_.load() + store.gets_.load() + store.tries_.load() + store.waits_.load(), m.storeRequests);
+    EXPECT_EQ(store.waits_.load(), static_cast<uint64_t>(n)) << "one wait-all per rank";
+    EXPECT_EQ(store.waitKeys_.load(), m.storeWaitKeys);
     EXPECT_EQ(store.in_.load(), m.storeBytesIn);
     EXPECT_EQ(store.out_.load(), m.storeBytesOut);
     for (int r = 0; r < n; ++r) EXPECT_EQ(held[static_cast<size_t>(r)], m.heldPerRank) << "rank " << r;
@@ -125,6 +135,8 @@ TEST(NetsimBootstrap, BadSpecsAreRefused) {
   auto bad = bootstrapModel(spec);
   ASSERT_FALSE(bad.isOk());
   EXPECT_NE(bad.status().message().find("non-negative"), std::string::npos) << bad.status().message();
+  spec.storeOpUs = 1, spec.storeKeyUs = -0.5;
+  EXPECT_FALSE(bootstrapModel(spec).isOk());
 }
 
 }  // namespace

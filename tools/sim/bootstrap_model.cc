@@ -57,24 +57,40 @@ uint64_t abortPollsWithin(int n, double seconds) {
   return polls;
 }
 
+// Reads of the abort notice by all n ranks when the root takes `seconds` to serve them all in turn: the one
+// served last waits for nothing, the first for about all of it (their waits spread evenly, in 1,024 groups).
+uint64_t abortPollsOfAll(int n, double seconds) {
+  const int groups = std::min(n, 1024);
+  double polls = 0;
+  for (int g = 0; g < groups; ++g)
+    polls += static_cast<double>(abortPollsWithin(n, seconds * (g + 0.5) / groups)) * n / groups;
+  return static_cast<uint64_t>(std::llround(polls));
+}
+
 }  // namespace
 
 Result<BootstrapModel> bootstrapModel(const BootstrapSpec& spec) {
   if (spec.nranks < 1) return invalidArgument("bootstrap model: " + std::to_string(spec.nranks) + " ranks");
-  if (!(spec.descriptionBytes >= 0 && spec.addressBytes >= 0 && spec.storeHelloUs >= 0 && spec.storeOpUs >= 0))
+  if (!(spec.descriptionBytes >= 0 && spec.addressBytes >= 0 && spec.storeHelloUs >= 0 && spec.storeOpUs >= 0 &&
+        spec.storeKeyUs >= 0))
     return invalidArgument("bootstrap model: sizes and costs must be non-negative numbers");
   const int n = spec.nranks;
   BootstrapModel m;
   while ((1 << m.rounds) < n) ++m.rounds;
   const auto un = static_cast<uint64_t>(n), rounds = static_cast<uint64_t>(m.rounds);
-  m.storeRequests = un * (2 + rounds);  // try-get and set of its own address, a get per round
-  m.storeBytesIn = un * static_cast<uint64_t>(spec.addressBytes);
+  // Try-get and set of its own address, and one wait-all of the addresses of the ranks it sends to (one
+  // key per round); a communicator of one rank asks nothing.
+  m.storeRequests = n > 1 ? un * 3 : 0;
+  m.storeWaitKeys = un * rounds;
+  m.storeBytesIn = n > 1 ? un * static_cast<uint64_t>(spec.addressBytes) : 0;
   m.storeBytesOut = un * rounds * static_cast<uint64_t>(spec.addressBytes);
   const double base =
-      (static_cast<double>(un) * spec.storeHelloUs + static_cast<double>(m.storeRequests) * spec.storeOpUs) * 1e-6;
+      (static_cast<double>(n > 1 ? un : 0) * spec.storeHelloUs + static_cast<double>(m.storeRequests) * spec.storeOpUs +
+       static_cast<double>(m.storeWaitKeys) * spec.storeKeyUs) *
+      1e-6;
   m.rootSeconds = base;
-  for (int i = 0; i < 64; ++i) {  // the fixed point T = base + n polls(T / 2) op: polls grow slowly with T
-    const uint64_t polls = un * abortPollsWithin(n, m.rootSeconds / 2);
+  for (int i = 0; i < 64; ++i) {  // the fixed point T = base + polls(T) op: polls grow slowly with T
+    const uint64_t polls = abortPollsOfAll(n, m.rootSeconds);
     const double next = base + static_cast<double>(polls) * spec.storeOpUs * 1e-6;
     m.abortPolls = polls;
     if (next == m.rootSeconds) break;

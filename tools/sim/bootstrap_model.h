@@ -2,21 +2,21 @@
 // the exchange of descriptions among the ranks run over the fabric model.
 //
 // Per rank, as the library does it: one store client (a connection and its hello at the root), a try-get
-// and a set of its address ("boot.<rank>"), then for each of the ceil(log2 n) Bruck rounds a get of the
-// address of the rank it sends to, a TCP connection to it and the mutual hello (base/hello.h: Open 36 B,
-// Answer 56 B, Proof 32 B), and the round itself: min(2^k, n - 2^k) descriptions to rank r - 2^k, as many
-// from rank r + 2^k, each round after the one before. The root's part is counted (requests, bytes) and
-// priced by its CPU per hello and per request (measured: myriad_bootstrap_bench --store-cost); the
+// and a set of its address ("boot.<rank>"), one wait-all (rendezvous/store.h) of the addresses of the
+// ceil(log2 n) ranks it sends to, then for each Bruck round a TCP connection to that rank and the mutual
+// hello (base/hello.h: Open 36 B, Answer 56 B, Proof 32 B), and the round itself: min(2^k, n - 2^k) descriptions to
+// rank r - 2^k, as many from rank r + 2^k, each round after the one before. The root's part is counted (requests,
+// bytes) and priced by its CPU per hello, per request and per key of a wait-all (measured: myriad_bootstrap_bench
+// --store-cost); the
 // connections and rounds are a plan per rank (one class: every rank's is rank 0's moved) that the virtual
 // executor runs over the fabric. The estimate puts the root's work first, whole: every rank starts at once,
 // and the last rank's gets are served only when the root has served everyone before it.
 //
-// A rank kept waiting also polls the abort notice ("boot.abort", on the library's schedule:
-// abortNoticeWait, at most n / 10,000 s apart, 2 s at least), and those polls are the root's work too:
-// with ranks served in turn, each waits about half the root's time, so the root's time T solves
-// T = base + n polls(T / 2) op (found by iteration). A get that times out (a rank waits for an address in
-// gets of 1 s, reading the abort notice between them) costs the root nothing more: the client keeps the
-// parked get and resumes it (rendezvous/tcp_store.h), and the polls go on a second connection.
+// A rank kept waiting for its peers' hellos also polls the abort notice ("boot.abort", on the library's
+// schedule: abortNoticeWait, at most n / 10,000 s apart, 2 s at least), and those polls are the root's work
+// too: with ranks served in turn, their waits spread evenly over the root's time, so the root's time T
+// solves T = base + op x (the polls of n ranks whose waits spread over [0, T]) (found by iteration). The wait-all polls
+// nothing: the abort notice is its stop key, and the root answers it when the notice is set.
 #pragma once
 
 #include <cstdint>
@@ -34,11 +34,13 @@ struct BootstrapSpec {
   // myriad_bootstrap_bench --store-cost on an idle 2-core machine, client and server on separate cores.
   double storeHelloUs = 77;
   double storeOpUs = 24;
+  double storeKeyUs = 0.25;  // more per key of a wait-all (1.0 % of a request: 0.45 of 43.8 µs on a slower machine)
 };
 
 struct BootstrapModel {
   int rounds = 0;
   uint64_t storeRequests = 0;                    // requests the root serves, hellos and polls not counted
+  uint64_t storeWaitKeys = 0;                    // keys named in the wait-alls
   uint64_t abortPolls = 0;                       // reads of the abort notice by waiting ranks
   uint64_t storeBytesIn = 0, storeBytesOut = 0;  // values set into and read from the store
   double rootSeconds = 0;                        // the root's CPU for all of them, polls included
