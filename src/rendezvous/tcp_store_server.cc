@@ -25,6 +25,11 @@ namespace {
 // A client silent this long in the middle of its hello is dropped (the clock restarts at each step it takes).
 constexpr int kHelloTimeoutMs = 10000;
 
+// A client holds at most this many waits unanswered (the library's client holds one at a time: a wait it gave
+// up on is resumed, other requests go on a second connection); one that asks for more is dropped, so that a
+// member that misbehaves cannot make the server hold waiters without bound.
+constexpr size_t kMaxHeldWaits = 16;
+
 // Hellos are checked for silence this often (a sweep over the clients still in their hello).
 constexpr auto kHelloSweepEvery = std::chrono::seconds(1);
 
@@ -225,6 +230,8 @@ class Server {
     w.missing = w.on.size();
     if (w.missing == 0) return answer(w);
     if (!w.stop.empty() && std::find(w.on.begin(), w.on.end(), w.stop) == w.on.end()) w.on.push_back(w.stop);
+    if (c.waits.size() >= kMaxHeldWaits)
+      return drop(c, "more than " + std::to_string(kMaxHeldWaits) + " waits held at once");
     c.waits.push_back(std::move(w));
     Waiter* held = &c.waits.back();
     for (const std::string& k : held->on) waiters_[k].push_back(held);

@@ -4,13 +4,16 @@
 // client that leaves while its wait-all is held is forgotten, and a wait-all that timed out is resumed on
 // its connection, not sent again.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <thread>
 
+#include "base/hello.h"
 #include "base/socket.h"
 #include "base/wire.h"
 #include "rendezvous/store.h"
@@ -119,6 +122,47 @@ TEST(StoreWaitAll, TcpForgetsALeaverAndResumesAWaitThatTimedOut) {
   auto again = waiter.waitAll({"k.2"}, "k.stop", 1000, nullptr);
   ASSERT_TRUE(again.isOk()) << again.status().message();
   EXPECT_EQ(again.value().values, std::vector<Bytes>{{2}});
+}
+
+// A member that asks the server to hold more waits at once than any client of the library does (one per
+// connection) is dropped: 16 held are served as usual, the 17th closes its connection, and the keys it waited
+// on wake nobody dead (ASan would see it).
+TEST(StoreWaitAll, TcpDropsAClientThatHoldsTooManyWaits) {
+  SockAddr addr = SockAddr::parse("127.0.0.1:0").value();
+  Secret secret = randomSecret();
+  ASSERT_TRUE(startTcpStoreServer(&addr, secret).isOk());
+  auto hold = [&](int waits) {
+    Fd sock(connectTo(addr, deadlineIn(1000), nullptr).value());
+    Handshake hello(Handshake::Role::kOpener, storeproto::helloKey(secret), storeproto::helloIdent());
+    EXPECT_TRUE(hello.run(sock.get(), deadlineIn(2000), nullptr).isOk());
+    Writer w;
+    for (int i = 0; i < waits; ++i) {
+      w.u8(i % 2 ? storeproto::kGetWait : storeproto::kWaitAll);
+      if (i % 2) {
+        w.str("held." + std::to_string(i));
+      } else {
+        w.str("");
+        w.u32(1);
+        w.str("held." + std::to_string(i));
+      }
+    }
+    EXPECT_TRUE(sendAll(sock.get(), w.bytes().data(), w.bytes().size(), deadlineIn(1000), "store").isOk());
+    return sock;
+  };
+  Fd fine = hold(16), greedy = hold(17);
+  uint8_t byte = 0;
+  pollfd p{greedy.get(), POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 5000), 1);
+  EXPECT_EQ(recv(greedy.get(), &byte, 1, 0), 0) << "the 17th wait closes the connection";
+  TcpStore setter(addr, secret, 2000);
+  ASSERT_TRUE(setter.set("held.3", Bytes{3}).isOk());  // wakes the first client's get-wait, and nobody dropped
+  pollfd q{fine.get(), POLLIN, 0};
+  ASSERT_EQ(poll(&q, 1, 5000), 1);
+  uint8_t reply[10] = {};
+  ASSERT_EQ(recv(fine.get(), reply, sizeof reply, MSG_WAITALL), 10);
+  EXPECT_EQ(reply[0], 1);  // found, 8 bytes of length 1, the value
+  EXPECT_EQ(reply[1], 1);
+  EXPECT_EQ(reply[9], 3);
 }
 
 // The wire: a wait-all of 65 keys (more than kMaxWaitKeys) or with a key of length 0 is no request, and the
