@@ -63,6 +63,13 @@ class NamespacedStore final : public Store {
     return inner_->get(name(key), timeoutMs, abort);
   }
   Result<Bytes> tryGet(const std::string& key) override { return inner_->tryGet(name(key)); }
+  // Forwarded whole: the tcp store's wait-all is one request, where the default would poll.
+  Result<WaitAll> waitAll(const std::vector<std::string>& keys, const std::string& stopKey, int timeoutMs,
+                          const std::atomic<bool>* abort) override {
+    std::vector<std::string> named;
+    for (const std::string& k : keys) named.push_back(name(k));
+    return inner_->waitAll(named, stopKey.empty() ? stopKey : name(stopKey), timeoutMs, abort);
+  }
   void setTimeoutMs(int ms) override { inner_->setTimeoutMs(ms); }
   std::string describe() const override { return inner_->describe() + " (" + prefix_ + "*)"; }
 

@@ -16,6 +16,7 @@
 #include "base/hello.h"
 #include "base/socket.h"
 #include "base/wire.h"
+#include "rendezvous/comm_id.h"
 #include "rendezvous/store.h"
 #include "rendezvous/store_request.h"
 #include "rendezvous/tcp_store.h"
@@ -163,6 +164,53 @@ TEST(StoreWaitAll, TcpDropsAClientThatHoldsTooManyWaits) {
   EXPECT_EQ(reply[0], 1);  // found, 8 bytes of length 1, the value
   EXPECT_EQ(reply[1], 1);
   EXPECT_EQ(reply[9], 3);
+}
+
+// A store that records what reaches it, to see what a wrapper forwards.
+class RecordingStore final : public Store {
+ public:
+  Status set(const std::string& key, const Bytes& value) override { return inner_.set(key, value); }
+  Result<Bytes> get(const std::string& key, int timeoutMs, const std::atomic<bool>* abort) override {
+    ++gets;
+    return inner_.get(key, timeoutMs, abort);
+  }
+  Result<Bytes> tryGet(const std::string& key) override {
+    ++gets;
+    return inner_.tryGet(key);
+  }
+  Result<WaitAll> waitAll(const std::vector<std::string>& keys, const std::string& stopKey, int timeoutMs,
+                          const std::atomic<bool>* abort) override {
+    asked = keys, stop = stopKey;
+    return inner_.waitAll(keys, stopKey, timeoutMs, abort);
+  }
+  std::string describe() const override { return "recording store"; }
+  int gets = 0;
+  std::vector<std::string> asked;
+  std::string stop;
+
+ private:
+  MemoryStore inner_;
+};
+
+// A second communicator on a MYRIAD_COMM_ID root sees the store through its generation's names; its
+// wait-all reaches the store whole, renamed, as one request (the default would poll the stop key).
+TEST(StoreWaitAll, ACommIdGenerationForwardsItWhole) {
+  auto id = uniqueIdFromCommId("127.0.0.1:1", "");
+  ASSERT_TRUE(id.isOk()) << id.status().message();
+  auto recording = std::make_shared<RecordingStore>();
+  std::shared_ptr<Store> store = recording;
+  UniqueId first = id.value(), second = id.value();
+  ASSERT_TRUE(prepareRootAtInit(1, &first, &store).isOk());  // generation 0: the store as it is
+  ASSERT_EQ(store.get(), recording.get());
+  ASSERT_TRUE(prepareRootAtInit(1, &second, &store).isOk());  // generation 1: its own names
+  ASSERT_NE(store.get(), recording.get());
+  ASSERT_TRUE(store->set("boot.1", Bytes{7}).isOk());
+  auto got = store->waitAll({"boot.1"}, "boot.abort", 1000, nullptr);
+  ASSERT_TRUE(got.isOk()) << got.status().message();
+  EXPECT_EQ(got.value().values, std::vector<Bytes>{{7}});
+  EXPECT_EQ(recording->asked, std::vector<std::string>{"gen1.boot.1"});
+  EXPECT_EQ(recording->stop, "gen1.boot.abort");
+  EXPECT_EQ(recording->gets, 0);
 }
 
 // The wire: a wait-all of 65 keys (more than kMaxWaitKeys) or with a key of length 0 is no request, and the
