@@ -161,37 +161,41 @@ Result<Store::WaitAll> Store::waitAll(const std::vector<std::string>& keys, cons
   }
 }
 
-Result<Store::WaitAll> PrefixStore::waitAll(const std::vector<std::string>& keys, const std::string& stopKey,
-                                            int timeoutMs, const std::atomic<bool>* abort) {
-  std::vector<std::string> full;
-  for (const std::string& k : keys) full.push_back(prefix_ + k);
-  const std::string stop = stopKey.empty() ? stopKey : prefix_ + stopKey;
-  if (!alsoAbort_) return base_->waitAll(full, stop, timeoutMs, abort);
-  constexpr int kSliceMs = 200;  // as get: the second flag is seen within one slice
+namespace {
+
+// A wait on the base store in slices of 200 ms, so that `flag` (the parent communicator's failure) is seen
+// within one: `wait(ms)` waits up to ms; a timeout before the deadline waits again.
+template <typename Wait>
+auto sliced(const std::atomic<bool>& flag, const std::string& what, int timeoutMs, Wait wait) -> decltype(wait(1)) {
+  constexpr int kSliceMs = 200;
   const auto deadline = deadlineIn(timeoutMs);
   for (;;) {
-    if (alsoAbort_->load(std::memory_order_acquire))
-      return Status(Code::kRemoteError, "the parent communicator failed while waiting for '" + keys.front() + "' in " +
-                                            describe() + " (see the parent's error)");
+    if (flag.load(std::memory_order_acquire))
+      return Status(Code::kRemoteError,
+                    "the parent communicator failed while waiting for " + what + " (see the parent's error)");
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    auto got = base_->waitAll(full, stop, static_cast<int>(std::clamp<int64_t>(left, 1, kSliceMs)), abort);
+    auto got = wait(static_cast<int>(std::clamp<int64_t>(left, 1, kSliceMs)));
     if (got.isOk() || got.status().code() != Code::kTimeout || left <= kSliceMs) return got;
   }
 }
 
+}  // namespace
+
+Result<Store::WaitAll> PrefixStore::waitAll(const std::vector<std::string>& keys, const std::string& stopKey,
+                                            int timeoutMs, const std::atomic<bool>* abort) {
+  if (keys.empty()) return invalidArgument("store wait-all of no keys");  // as the base store says
+  std::vector<std::string> full;
+  for (const std::string& k : keys) full.push_back(prefix_ + k);
+  const std::string stop = stopKey.empty() ? stopKey : prefix_ + stopKey;
+  if (!alsoAbort_) return base_->waitAll(full, stop, timeoutMs, abort);
+  return sliced(*alsoAbort_, "'" + keys.front() + "' in " + describe(), timeoutMs,
+                [&](int ms) { return base_->waitAll(full, stop, ms, abort); });
+}
+
 Result<Bytes> PrefixStore::get(const std::string& key, int timeoutMs, const std::atomic<bool>* abort) {
   if (!alsoAbort_) return base_->get(prefix_ + key, timeoutMs, abort);
-  // In slices, so that the second flag is seen within one.
-  constexpr int kSliceMs = 200;
-  const auto deadline = deadlineIn(timeoutMs);
-  for (;;) {
-    if (alsoAbort_->load(std::memory_order_acquire))
-      return Status(Code::kRemoteError, "the parent communicator failed while waiting for '" + key + "' in " +
-                                            describe() + " (see the parent's error)");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    auto got = base_->get(prefix_ + key, static_cast<int>(std::clamp<int64_t>(left, 1, kSliceMs)), abort);
-    if (got.isOk() || got.status().code() != Code::kTimeout || left <= kSliceMs) return got;
-  }
+  return sliced(*alsoAbort_, "'" + key + "' in " + describe(), timeoutMs,
+                [&](int ms) { return base_->get(prefix_ + key, ms, abort); });
 }
 
 }  // namespace myriad
