@@ -5,10 +5,11 @@
 // against the reference (tests/sim/sim_call.h). Each case draws its inbox shapes and stream order from its
 // seed; MYRIAD_TEST_SEED=<seed> replays a failure. Plans the lowering refuses (a second stage planned from
 // exchanged data) must be refused with the documented reason, never run wrongly. With MYRIAD_TEST_SHORT=1
-// (the sanitizer builds) fewer single-host rank counts.
+// (the sanitizer builds) fewer single-host rank counts, and no large count in 64 B or 1 KiB chunks.
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <vector>
 
 #include "dispatch/registry.h"
 #include "exec/device_executor.h"
@@ -23,6 +24,8 @@ namespace {
 using sim::kTuner;
 
 using Param = sim::MatrixParam;
+
+constexpr size_t kShortChunkedCount = 1009;
 
 std::string paramName(const ::testing::TestParamInfo<Param>& info) {
   return sim::matrixParamName(info.param);
@@ -46,6 +49,11 @@ TEST_P(DeviceMatrix, EveryCaseMatchesTheReference) {
     // The sanitizer builds (test::shortRun()): 2, 3 and 5 ranks on one host and the multi-host layouts.
     if (test::shortRun() && c.singleHost() && c.nranks != 2 && c.nranks != 3 && c.nranks != 5) continue;
     auto combos = sim::sampleCombos(p.kind, c.nranks, sim::caseSeed(seed, c), c.chunkBytes ? 2 : 1);
+    // And there a small-chunk case leaves out its largest counts: 65,537 elements in 64 B chunks queue over
+    // 100,000 operations per lane (70 of a tuner test's 87 s under TSan); a count of 1,009 still pipelines
+    // over 100 chunks.
+    if (test::shortRun() && c.chunkBytes)
+      std::erase_if(combos, [](const sim::SimCombo& x) { return x.count > kShortChunkedCount; });
     std::string outcome;
     std::string err = sim::runCombos(c, p.kind, combos, seed, pattern, &outcome, deviceRunners());
     EXPECT_EQ(err, "") << c.describe() << ", " << sim::replayHint(seed);
