@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dispatch/registry.h"
@@ -229,6 +230,12 @@ int main(int argc, char** argv) {
                  "until it does, the kept blocks double while all runs stay shorter than one full run")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  steadyOptions.threads = std::max(1u, std::thread::hardware_concurrency());
+  app.add_option("--threads", steadyOptions.threads,
+                 "runs of the steady state made at once (a round's runs are independent; each holds its own "
+                 "copy of the run's state)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 256u));
   bool bootstrap = false;
   BootstrapSpec boot;
   app.add_flag("--bootstrap", bootstrap,

@@ -139,6 +139,52 @@ TEST(NetsimSteady, UnsettledRunsNeverCostMoreThanTheFullRun) {
   EXPECT_NEAR(steady.value().seconds, full.value().seconds, 0.02 * full.value().seconds);
 }
 
+// A round's runs made three at a time give exactly what one at a time gives (every run is its own state), and
+// a run is made once: with one region, each round after the first adds two runs (its first is the round
+// before's second); with more, k + 2.
+TEST(NetsimSteady, RunsMadeAtOnceGiveExactlyWhatOneAtATimeGives) {
+  struct Case {
+    std::string algo;
+    int n;
+    size_t bytes;
+  };
+  for (const Case& c : {Case{"allreduce.tree", 64, size_t{128} << 20}, Case{"allreduce.ring", 512, size_t{32} << 20}}) {
+    SCOPED_TRACE(c.algo);
+    FabricSpec spec;
+    spec.nranks = c.n, spec.ranksPerHost = 1, spec.hostsPerLeaf = 4, spec.spines = 4;
+    auto fabric = Fabric::make(spec);
+    ASSERT_TRUE(fabric.isOk());
+    const std::vector<Elephant> background{Elephant{{fabric.value().leafUp(0, 1), fabric.value().spineDown(1, 1)}}};
+    PlanSet plans = plansOf(c.algo, c.n, 1, c.bytes);
+    VirtualExecutor exec(fabric.value(), 4, background);
+    exec.policy(PathPolicy::kAdaptive);
+    SteadyOptions one, three;
+    three.threads = 3;
+    one.settled = three.settled = 1e-12;  // never settles: as many rounds as the budget allows
+    SteadyReport a, b;
+    auto serial = runSteady(exec, plans, one, &a);
+    auto parallel = runSteady(exec, plans, three, &b);
+    ASSERT_TRUE(serial.isOk()) << serial.status().toString();
+    ASSERT_TRUE(parallel.isOk()) << parallel.status().toString();
+    ASSERT_TRUE(a.used) << a.why;
+    EXPECT_EQ(serial.value().seconds, parallel.value().seconds);
+    EXPECT_EQ(serial.value().rankFinish, parallel.value().rankFinish);
+    EXPECT_EQ(serial.value().linkBytes, parallel.value().linkBytes);
+    EXPECT_EQ(serial.value().repaths, parallel.value().repaths);
+    EXPECT_EQ(a.residual, b.residual);
+    EXPECT_EQ(a.kept, b.kept);
+    EXPECT_EQ(a.runs, b.runs);
+    EXPECT_EQ(a.steps, b.steps);
+    int rounds = 0;
+    for (uint64_t k = a.kept; k > 0; k /= 2) ++rounds;
+    if (c.algo == "allreduce.tree") {
+      EXPECT_GT(rounds, 1) << "a longer cut fitted and should have been tried";
+    }
+    EXPECT_EQ(a.runs, a.regions == 1 ? 1 + 2 * rounds : rounds * (a.regions + 2))
+        << a.regions << " regions, kept x" << a.kept;
+  }
+}
+
 // What a cut run would not reproduce (a link failing at a set time) is run in full, and says why.
 TEST(NetsimSteady, TimeDependentRunsAreRunInFull) {
   FabricSpec spec;

@@ -3,7 +3,12 @@
 #include "tools/sim/steady.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "tools/sim/periodic.h"
@@ -102,6 +107,56 @@ class Cutter {
   std::vector<std::vector<uint32_t>> shift_;  // per shape and region
 };
 
+// The runs of the cut plans by the blocks each region keeps beyond its margins, each made once, up to
+// `threads` at a time (every run is its own VirtualExecutor::run over its own cut PlanSet).
+class CutRuns {
+ public:
+  CutRuns(const VirtualExecutor& exec, const Cutter& cutter, unsigned threads, SteadyReport& rep)
+      : exec_(exec), cutter_(cutter), threads_(std::max(1u, threads)), rep_(rep) {}
+
+  size_t missing(const std::vector<std::vector<uint64_t>>& extras) const {
+    std::set<std::vector<uint64_t>> todo;
+    for (const auto& e : extras)
+      if (!done_.count(e)) todo.insert(e);
+    return todo.size();
+  }
+
+  // Makes every run of `extras` not made yet; the first failure (in the order given) is returned.
+  Status make(const std::vector<std::vector<uint64_t>>& extras) {
+    std::vector<std::vector<uint64_t>> todo;
+    std::vector<PlanSet> cut;
+    for (const auto& e : extras) {
+      if (done_.count(e) || std::find(todo.begin(), todo.end(), e) != todo.end()) continue;
+      MYR_ASSIGN_OR_RETURN(PlanSet c, cutter_.cut(e));
+      ++rep_.runs, rep_.steps += c.steps();
+      todo.push_back(e), cut.push_back(std::move(c));
+    }
+    std::vector<std::optional<Result<RunResult>>> out(todo.size());
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t j; (j = next.fetch_add(1)) < todo.size();) out[j].emplace(exec_.run(cut[j]));
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < std::min<size_t>(threads_, todo.size()); ++t) pool.emplace_back(worker);
+    worker();
+    for (std::thread& t : pool) t.join();
+    for (size_t j = 0; j < todo.size(); ++j) {
+      if (!out[j]->isOk()) return out[j]->status();
+      done_.emplace(todo[j], std::move(out[j]->value()));
+    }
+    return Status::ok();
+  }
+
+  const RunResult& at(const std::vector<uint64_t>& extra) const { return done_.at(extra); }
+
+ private:
+  const VirtualExecutor& exec_;
+  const Cutter& cutter_;
+  unsigned threads_;
+  SteadyReport& rep_;
+  std::map<std::vector<uint64_t>, RunResult> done_;
+};
+
 // a + (b - a) * w, elementwise.
 template <typename T>
 void addScaled(std::vector<double>& acc, const std::vector<T>& b, const std::vector<T>& a, double w) {
@@ -192,50 +247,47 @@ Result<RunResult> runSteady(const VirtualExecutor& exec, const PlanSet& plans, c
   const size_t k = shared.size();
   if (k == 0) return full("no periodic region is long enough beside its dependencies: " + rep.shapes);
   Cutter cutter(plans, std::move(regions), shared);
-  auto runAt = [&](const std::vector<uint64_t>& extra) -> Result<RunResult> {
-    MYR_ASSIGN_OR_RETURN(PlanSet cut, cutter.cut(extra));
-    ++rep.runs, rep.steps += cut.steps();
-    return exec.run(cut);
-  };
   if (Status s = cutter.align(base); !s.isOk()) return full(s.message());
+  CutRuns runs(exec, cutter, opt.threads, rep);
   // Longer and longer cuts (the kept blocks doubled each time) until the check run agrees with the
-  // extrapolation, or a longer cut would not pay.
-  auto scaled = [&](const std::vector<uint64_t>& v, uint64_t times) {
-    std::vector<uint64_t> out = v;
-    for (uint64_t& x : out) x *= times;
-    return out;
+  // extrapolation, or a longer cut would not pay. The runs of a round at `times`: every region at b, each
+  // region alone d further, and the check with every region 2d further (b and d: base and step, scaled).
+  auto roundAt = [&](uint64_t times) {
+    std::vector<uint64_t> b = base;
+    for (uint64_t& x : b) x *= times;
+    std::vector<std::vector<uint64_t>> extras{b};
+    for (size_t i = 0; i < k; ++i) extras.push_back(b), extras.back()[i] += step[i] * times;
+    extras.push_back(b);
+    for (size_t i = 0; i < k; ++i) extras.back()[i] += 2 * step[i] * times;
+    return extras;
   };
   // A round at `times` pays when its regions still have blocks to remove and the steps of every run so far
-  // and of its own k + 2 runs (none longer than its check run) stay below the full plans' steps: the cut
-  // never costs more than one full run.
+  // and of its runs not made yet (none longer than its check run) stay below the full plans' steps: the cut
+  // never costs more than one full run. (With one region and base = step, a round's first run is the round
+  // before's second.)
   auto fits = [&](uint64_t times) -> Result<bool> {
-    std::vector<uint64_t> longest(k);
-    for (size_t i = 0; i < k; ++i) {
-      longest[i] = (base[i] + 2 * step[i]) * times;
-      if (shared[i].blocks < 3 * shared[i].margin + longest[i]) return false;
-    }
-    MYR_ASSIGN_OR_RETURN(PlanSet probe, cutter.cut(longest));
-    return rep.steps + probe.steps() * (k + 2) <= plans.steps();
+    const std::vector<std::vector<uint64_t>> extras = roundAt(times);
+    for (size_t i = 0; i < k; ++i)
+      if (shared[i].blocks < 3 * shared[i].margin + extras.back()[i]) return false;
+    MYR_ASSIGN_OR_RETURN(PlanSet probe, cutter.cut(extras.back()));
+    return rep.steps + probe.steps() * runs.missing(extras) <= plans.steps();
   };
   MYR_ASSIGN_OR_RETURN(bool pays, fits(1));
   if (!pays) return full("the cut plans would keep too much to pay: " + rep.shapes);
   RunResult best;
   for (uint64_t times = 1;; times *= 2) {
-    const std::vector<uint64_t> b = scaled(base, times), d = scaled(step, times);
-    MYR_ASSIGN_OR_RETURN(RunResult at0, runAt(b));
+    const std::vector<std::vector<uint64_t>> extras = roundAt(times);
+    MYR_TRY(runs.make(extras));
+    const RunResult& at0 = runs.at(extras.front());
     std::vector<RunResult> alone;
     std::vector<double> weights, checkWeights;
     for (size_t i = 0; i < k; ++i) {
-      std::vector<uint64_t> extra = b;
-      extra[i] += d[i];
-      MYR_ASSIGN_OR_RETURN(RunResult r, runAt(extra));
-      alone.push_back(std::move(r));
-      weights.push_back(static_cast<double>(cutter.fullExtra(i) - b[i]) / static_cast<double>(d[i]));
+      alone.push_back(runs.at(extras[1 + i]));
+      const uint64_t b = extras.front()[i], d = extras[1 + i][i] - b;
+      weights.push_back(static_cast<double>(cutter.fullExtra(i) - b) / static_cast<double>(d));
       checkWeights.push_back(2.0);
     }
-    std::vector<uint64_t> further = b;
-    for (size_t i = 0; i < k; ++i) further[i] += 2 * d[i];
-    MYR_ASSIGN_OR_RETURN(RunResult check, runAt(further));
+    const RunResult& check = runs.at(extras.back());
     const double predicted = extrapolate(at0, alone, checkWeights).seconds;
     rep.residual = check.seconds > 0 ? (check.seconds - predicted) / check.seconds : 0;
     rep.used = true, rep.regions = static_cast<int>(k), rep.kept = times;

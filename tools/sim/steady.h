@@ -12,7 +12,8 @@
 // Where that check run disagrees with the extrapolation (the run has not settled within the kept blocks: a
 // latency-bound ring's slowest chain of dependencies wraps around the ring only after n rounds), the kept
 // blocks are doubled and the runs made again, while all the runs made stay shorter than the full plans; the
-// last extrapolation is returned and the report says whether it settled.
+// last extrapolation is returned and the report says whether it settled. A run is made once: with one region
+// (base = step), a round's first run is the round before's second. A round's runs are made `threads` at a time.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,8 @@ struct SteadyOptions {
   // blocks are doubled while all the runs made stay shorter than the full plans (myriad-sim's
   // --steady-tolerance).
   double settled = 5e-4;
+  // Runs made at once: a round's runs are independent (myriad-sim's --threads; default: every core).
+  unsigned threads = 1;
 };
 
 struct SteadyReport {
@@ -40,7 +43,7 @@ struct SteadyReport {
   std::string why;       // when not used
   int regions = 0;       // regions cut in every shape
   std::string shapes;    // the regions of the first shape, last first: "N blocks of P steps, margin M"
-  int runs = 0;          // runs made
+  int runs = 0;          // distinct runs made
   uint64_t steps = 0;    // steps run over all runs (the full plan has PlanSet::steps())
   double residual = 0;   // the check run against its extrapolation, relative (time), in the last round
   bool settled = false;  // |residual| <= SteadyOptions::settled
