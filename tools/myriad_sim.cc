@@ -149,6 +149,12 @@ int runBootstrap(const BootstrapSpec& spec, const VirtualExecutor& exec, bool ex
   return 0;
 }
 
+// "+0.0123%"
+std::string fmtPercent(double relative) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.4f%%", 100 * relative);
+  return b;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -350,7 +356,12 @@ int main(int argc, char** argv) {
           steady.regions, steady.runs, static_cast<unsigned long long>(steady.steps), steps, 100 * steady.residual,
           steady.settled ? "settled" : "NOT settled", static_cast<unsigned long long>(steady.kept),
           steady.shapes.c_str());
-    else if (steadyMode != "off" && !steady.why.empty())
+    if (steady.used) {
+      std::string rounds;
+      for (size_t i = 0; i < steady.residuals.size(); ++i)
+        rounds += (i ? ", x" : "x") + std::to_string(uint64_t{1} << i) + " " + fmtPercent(steady.residuals[i]);
+      std::fprintf(stderr, "profile: steady state: each round's check against its extrapolation: %s\n", rounds.c_str());
+    } else if (steadyMode != "off" && !steady.why.empty())
       std::fprintf(stderr, "profile: run in full: %s\n", steady.why.c_str());
   }
   const RunResult& r = res.value();

@@ -14,6 +14,9 @@ bool moved(double from, double to) {
   return std::abs(to - from) > kSameRate * std::max(from, to);
 }
 
+// A filling over at most this many links finds each smallest share by scanning them; a larger one by a heap.
+constexpr size_t kScanLinks = 48;
+
 }  // namespace
 
 FlowNetwork::FlowNetwork(std::vector<double> capacity)
@@ -186,8 +189,9 @@ void FlowNetwork::rerate() {
 
 // Progressive filling over the members (maxMinRates' rule): the link with the smallest fair share (what
 // the outside flows leave of it / its unfrozen members; ties to the lower index) freezes its unfrozen
-// members at that share. Shares only grow as flows freeze, so a heap with lazily dropped stale entries
-// finds it. Writes next_ and frozeAt_ of every member, and the fastest outside flow of each link it covers.
+// members at that share. Over a few links a scan finds it; over more, a heap with lazily dropped stale
+// entries (shares only grow as flows freeze). Writes next_ and frozeAt_ of every member, and the fastest outside flow
+// of each link it covers.
 void FlowNetwork::fill() {
   ++round_;
   sub_.clear();
@@ -201,8 +205,6 @@ void FlowNetwork::fill() {
       ++users_[u];
     }
   }
-  std::vector<Share>& heap = heap_;  // a min-heap on (share, link)
-  heap.clear();
   for (int l : sub_) {
     const auto u = static_cast<size_t>(l);
     outsideMax_[u] = 0;
@@ -212,8 +214,39 @@ void FlowNetwork::fill() {
           const double r = flows_[static_cast<size_t>(o)].rate;
           leftCap_[u] -= r, outsideMax_[u] = std::max(outsideMax_[u], r);
         }
-    heap.push_back({share(u), l});
   }
+  // Freezes the unfrozen members of link t at `at`; movedShare(u) hears of every other link whose share moved.
+  auto freeze = [&](size_t t, double at, auto&& movedShare) {
+    for (int id : linkFlows_[t]) {
+      if (flowIn_[static_cast<size_t>(id)] != epoch_ || frozeAt_[static_cast<size_t>(id)] >= 0) continue;
+      frozeAt_[static_cast<size_t>(id)] = static_cast<int>(t), next_[static_cast<size_t>(id)] = at;
+      for (int k : flows_[static_cast<size_t>(id)].links) {
+        const auto u = static_cast<size_t>(k);
+        leftCap_[u] -= at, --users_[u];
+        if (u != t && users_[u] > 0) movedShare(u);
+      }
+    }
+    leftCap_[t] = 0, users_[t] = 0;
+  };
+  // Few links (the usual region): the smallest share (ties to the lower link) by a scan of them all, each
+  // time a link freezes.
+  if (sub_.size() <= kScanLinks) {
+    for (;;) {
+      size_t t = SIZE_MAX;
+      double least = 0;
+      for (int l : sub_) {
+        const auto u = static_cast<size_t>(l);
+        if (users_[u] <= 0) continue;
+        const double sh = share(u);
+        if (t == SIZE_MAX || sh < least || (sh == least && u < t)) t = u, least = sh;
+      }
+      if (t == SIZE_MAX) return;
+      freeze(t, least, [](size_t) {});
+    }
+  }
+  std::vector<Share>& heap = heap_;  // a min-heap on (share, link)
+  heap.clear();
+  for (int l : sub_) heap.push_back({share(static_cast<size_t>(l)), l});
   std::make_heap(heap.begin(), heap.end(), std::greater<>{});
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
@@ -221,17 +254,9 @@ void FlowNetwork::fill() {
     heap.pop_back();
     const auto t = static_cast<size_t>(s.link);
     if (users_[t] <= 0 || share(t) != s.share) continue;  // stale
-    for (int id : linkFlows_[t]) {
-      if (flowIn_[static_cast<size_t>(id)] != epoch_ || frozeAt_[static_cast<size_t>(id)] >= 0) continue;
-      frozeAt_[static_cast<size_t>(id)] = s.link, next_[static_cast<size_t>(id)] = s.share;
-      for (int k : flows_[static_cast<size_t>(id)].links) {
-        const auto u = static_cast<size_t>(k);
-        leftCap_[u] -= s.share, --users_[u];
-        if (u != t && users_[u] > 0)
-          heap.push_back({share(u), k}), std::push_heap(heap.begin(), heap.end(), std::greater<>{});
-      }
-    }
-    leftCap_[t] = 0, users_[t] = 0;
+    freeze(t, s.share, [&](size_t u) {
+      heap.push_back({share(u), static_cast<int>(u)}), std::push_heap(heap.begin(), heap.end(), std::greater<>{});
+    });
   }
 }
 

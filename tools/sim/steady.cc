@@ -290,6 +290,7 @@ Result<RunResult> runSteady(const VirtualExecutor& exec, const PlanSet& plans, c
     const RunResult& check = runs.at(extras.back());
     const double predicted = extrapolate(at0, alone, checkWeights).seconds;
     rep.residual = check.seconds > 0 ? (check.seconds - predicted) / check.seconds : 0;
+    rep.residuals.push_back(rep.residual);
     rep.used = true, rep.regions = static_cast<int>(k), rep.kept = times;
     best = extrapolate(at0, alone, weights);
     rep.settled = std::abs(rep.residual) <= opt.settled;

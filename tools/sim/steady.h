@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "tools/sim/plan_set.h"
@@ -39,15 +40,16 @@ struct SteadyOptions {
 };
 
 struct SteadyReport {
-  bool used = false;     // false: run in full (why says why)
-  std::string why;       // when not used
-  int regions = 0;       // regions cut in every shape
-  std::string shapes;    // the regions of the first shape, last first: "N blocks of P steps, margin M"
-  int runs = 0;          // distinct runs made
-  uint64_t steps = 0;    // steps run over all runs (the full plan has PlanSet::steps())
-  double residual = 0;   // the check run against its extrapolation, relative (time), in the last round
-  bool settled = false;  // |residual| <= SteadyOptions::settled
-  uint64_t kept = 0;     // the last round kept this many times the first round's extra blocks
+  bool used = false;              // false: run in full (why says why)
+  std::string why;                // when not used
+  int regions = 0;                // regions cut in every shape
+  std::string shapes;             // the regions of the first shape, last first: "N blocks of P steps, margin M"
+  int runs = 0;                   // distinct runs made
+  uint64_t steps = 0;             // steps run over all runs (the full plan has PlanSet::steps())
+  double residual = 0;            // the check run against its extrapolation, relative (time), in the last round
+  std::vector<double> residuals;  // every round's, first to last
+  bool settled = false;           // |residual| <= SteadyOptions::settled
+  uint64_t kept = 0;              // the last round kept this many times the first round's extra blocks
 };
 
 // Runs `plans` on `exec`, cut short and extrapolated where it pays (the plans have regions to cut), else in
