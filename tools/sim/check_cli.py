@@ -8,7 +8,8 @@
   uplinks slows it, by 1 changes nothing; --fail on a cable the ring uses stops its flows for --resume-us,
   on one it does not use changes nothing, on every uplink of a leaf ends in an error that says so;
   malformed scenarios are refused, naming the flag.
-- --steady on: a ring cut short and extrapolated gives the full run's time (0.5 %) and messages.
+- --steady on: a ring cut short and extrapolated gives the full run's time (0.5 %) and messages, the same with
+  its runs one at a time (--threads 1) as on every core.
 - --bootstrap: the store root's counts and the exchange's messages at 64 ranks.
 
   check_cli.py MYRIAD_SIM SCRATCH_DIR
@@ -106,6 +107,11 @@ assert cut["messages"] == whole["messages"], (cut, whole)
 assert whole["steady"] is None and cut["steady"]["settled"] is True and cut["steady"]["runs"] >= 4, (cut, whole)
 p = run(*big, "--steady", "on", "--steady-tolerance", "0", ok=False)
 assert p.returncode != 0 and "--steady-tolerance" in p.stderr, p.stderr
+# One run at a time gives what the default (every core) gives; no thread at all is refused by name.
+one = json.loads(run(*big, "--steady", "on", "--threads", "1", "--json").stdout)
+assert one["time_us"] == cut["time_us"] and one["steady"] == cut["steady"], (one, cut)
+p = run(*big, "--threads", "0", ok=False)
+assert p.returncode != 0 and "--threads" in p.stderr, p.stderr
 # --bootstrap: the store root's counts in closed form (23-byte addresses, 6 rounds at 64 ranks) and an
 # exchange over the fabric that takes time; bad constants are refused by name.
 boot = json.loads(run("--ranks", "64", "--bootstrap", "--json").stdout)
