@@ -117,6 +117,11 @@ constexpr EnvVarSpec kEnv[] = {
     {"MYRIAD_NET_INFLIGHT_BYTES", "size", "524288",
      "Cap on unacknowledged bytes toward one peer over all its paths, so that N paths do not act like N greedy "
      "flows toward other tenants (rdma: split evenly over the active QPs, at least one piece each)."},
+    {"MYRIAD_NET_COUPLED", "bool", "0",
+     "1: each tcp path's bytes in flight are held to a congestion window coupled across the peer's paths (RFC "
+     "6356's linked increases; a retransmission the kernel reports halves the path's window), so that paths "
+     "sharing one bottleneck compete as about one flow; 0: every path up to the lane cap. Off by default until "
+     "it measurably does that (docs/design/multipath.md, T8)."},
     {"MYRIAD_NET_PORTS", "string", "",
      "Source ports of the paths: a range lo-hi to choose from (default 32768-60999), or a comma list used "
      "first, in order (benchmarks pin paths to spines with it). RoCEv2 can only use 49152-65535: rdma cuts "
@@ -275,6 +280,7 @@ Result<Config> Config::fromEnv() {
                 : invalidArgument("MYRIAD_NET_PATHS='" + raw("MYRIAD_NET_PATHS") +
                                   "' is neither auto nor a path count from 1 to 64"));
   MYR_TRY(readBool("MYRIAD_NET_ADAPTIVE", &c.netAdaptive));
+  MYR_TRY(readBool("MYRIAD_NET_COUPLED", &c.netCoupled));
   MYR_TRY(readSize("MYRIAD_NET_SPLIT_BYTES", &c.netSplitBytes));
   MYR_TRY(readSize("MYRIAD_NET_CHUNK_BYTES", &c.netChunkBytes));
   MYR_TRY(readSize("MYRIAD_NET_INFLIGHT_BYTES", &c.netInflightBytes));

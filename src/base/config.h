@@ -81,6 +81,7 @@ struct Config {
   size_t netSplitBytes = kDefaultNetSplitBytes;
   size_t netChunkBytes = kDefaultNetChunkBytes;
   size_t netInflightBytes = kDefaultNetInflightBytes;
+  bool netCoupled = false;
   std::string netPorts;
   int netListenPort = 0;
   uint64_t netSeed = 0;

@@ -7,11 +7,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/clock.h"
 #include "base/status.h"
 #include "transports/multipath/chunk.h"
+#include "transports/multipath/coupled_window.h"
 
 namespace myriad::mp {
 
@@ -69,6 +71,9 @@ class Lane {
   // shows again on the next poll().
   virtual void flush() = 0;
   virtual Delivery delivery() const { return Delivery::kUnknown; }
+  // The path's losses and round trip as the transport's own congestion control sees them (tcp: TCP_INFO), for
+  // the coupled windows; nothing where the transport cannot tell (then the lane's window stays at its cap).
+  virtual std::optional<Congestion> congestion() const { return std::nullopt; }
   // A file descriptor whose readiness (poll(2)) says when poll() has something to do, or -1: always poll.
   virtual int fd() const { return -1; }
   // Bytes already read from fd() wait in the lane's buffer: poll() has something to do whatever fd() says.

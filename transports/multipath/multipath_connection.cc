@@ -12,6 +12,14 @@ namespace {
 constexpr int kRoundAcksPerPath = 8;  // a round of the control loop: this many acks per active path
 constexpr double kIncomingLostSec = 2.0;
 constexpr double kAwaitReplacementSec = 10.0;
+// A coupled window never falls below this (a few segments, as TCP's own never falls below two): lanes whose
+// windows are this small share a chunk or two in flight between them (PullScheduler::room).
+constexpr uint64_t kCoupledFloorBytes = 8 << 10;
+
+// Bytes in flight on one active lane: twice its even share of the peer's cap, at least a chunk.
+uint64_t laneCap(const MultipathOptions& o) {
+  return std::max<uint64_t>(o.chunkBytes, 2 * o.inflightBytes / static_cast<uint64_t>(o.paths));
+}
 }  // namespace
 
 MultipathConnection::MultipathConnection(const PeerInfo& peer, MultipathOptions o, std::unique_ptr<LaneFactory> factory)
@@ -20,9 +28,8 @@ MultipathConnection::MultipathConnection(const PeerInfo& peer, MultipathOptions 
       factory_(std::move(factory)),
       keeper_(PathKeeperOptions{o_.paths, o_.adaptive ? o_.spares : 0, o_.ports, o_.seed, o_.control, kRoundAcksPerPath,
                                 o_.adaptive, true}),
-      sched_(SchedulerLimits{o_.inflightBytes,
-                             std::max<uint64_t>(o_.chunkBytes, 2 * o_.inflightBytes / static_cast<uint64_t>(o_.paths)),
-                             1, o_.adaptive}) {}
+      sched_(SchedulerLimits{o_.inflightBytes, laneCap(o_), 1, o_.adaptive}),
+      coupled_(CoupledParams{laneCap(o_), kCoupledFloorBytes}) {}
 
 MultipathConnection::~MultipathConnection() {
   forgetTelemetry(o_.commTag, peer_.rank);
@@ -135,6 +142,9 @@ PeerTelemetry MultipathConnection::telemetry() const {
   t.repaths = repaths_;
   t.rerolls = rerolls_;
   keeper_.describe(&t, true);
+  t.losses = coupled_.losses();
+  for (PathTelemetry& p : t.paths)
+    if (coupled_.has(p.slot)) p.window = coupled_.window(p.slot);
   t.adaptive = o_.adaptive;
   t.stoodDown = stoodDown_;
   return t;

@@ -21,6 +21,7 @@
 #include "base/socket.h"
 #include "core/transport.h"
 #include "transports/multipath/byte_pool.h"
+#include "transports/multipath/coupled_window.h"
 #include "transports/multipath/lane.h"
 #include "transports/multipath/path_keeper.h"
 #include "transports/multipath/scheduler.h"
@@ -39,6 +40,9 @@ struct MultipathOptions {
   uint64_t splitBytes = kDefaultNetSplitBytes;
   uint64_t chunkBytes = kDefaultNetChunkBytes;
   uint64_t inflightBytes = kDefaultNetInflightBytes;
+  // Each active path's bytes in flight held to a congestion window coupled across the peer's paths
+  // (coupled_window.h), where the lanes report their losses (tcp: TCP_INFO). MYRIAD_NET_COUPLED.
+  bool coupled = false;
   PortRange ports;
   uint64_t seed = 1;
   int rank = 0;
@@ -121,6 +125,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
     uint64_t smallPosted = 0;     // small messages ever posted on this lane (batch acks count them)
     uint64_t smallBytes = 0;      // of the unacknowledged ones
     Clock::time_point lastAck{}, lastHeld{}, openedAt{};
+    Clock::time_point congestionRead{};  // when the lane's congestion was last asked (couple)
   };
 
   // LaneEvents
@@ -146,6 +151,8 @@ class MultipathConnection final : public Connection, private LaneEvents {
   uint64_t smallBytes() const { return std::min(o_.splitBytes, o_.chunkBytes); }
   void feedSmall();
   void postChunk(Lane& lane, int slot, ChunkRef c);
+  void couple(int slot, uint64_t bytes);
+  void uncouple(int slot);
   void finishArrival(RecvOp& op, uint32_t index);
 
   Status adoptIncoming();
@@ -179,6 +186,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
 
   PathKeeper keeper_;  // the path set, the control loop, per-path counters and rounds
   PullScheduler sched_;
+  CoupledWindows coupled_;                  // the active paths' congestion windows (o_.coupled)
   std::vector<std::unique_ptr<Lane>> out_;  // by slot; null once closed
   std::vector<SlotStats> stats_;
   std::vector<std::unique_ptr<Lane>> in_;

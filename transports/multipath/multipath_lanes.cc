@@ -159,6 +159,7 @@ Status MultipathConnection::quarantine(int slot, const Status& why) {
   p.position = -1;
   paths().tabu(p.port);
   sched_.removeLane(slot);
+  uncouple(slot);
   requeueSmall(slot);
   keeper_.control().forget(slot);
   out_[static_cast<size_t>(slot)].reset();
@@ -229,6 +230,7 @@ void MultipathConnection::retire(int slot) {
   p.position = -1;
   paths().tabu(p.port);
   sched_.closeLane(slot);
+  uncouple(slot);
   keeper_.control().forget(slot);
 }
 

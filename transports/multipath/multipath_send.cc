@@ -114,6 +114,29 @@ void MultipathConnection::ackArrived(Lane& lane, const FrameHeader& h) {
   double service = secondsBetween(a.sent, now);
   st.lastAck = now;
   keeper_.served(a.lane, a.bytes, service);
+  couple(a.lane, a.bytes);
+}
+
+// The path's congestion window (coupled_window.h): its acknowledged bytes grow it, a retransmission its lane
+// reports halves it. The lane is asked at most once per round trip of its path (and per millisecond).
+void MultipathConnection::couple(int slot, uint64_t bytes) {
+  if (!o_.coupled || paths().path(slot).state != PathState::kActive) return;
+  coupled_.add(slot);
+  coupled_.acked(slot, bytes);
+  SlotStats& st = stats_[static_cast<size_t>(slot)];
+  const Lane* l = out_[static_cast<size_t>(slot)].get();
+  const double every = std::max(1e-3, coupled_.rttSec(slot));
+  if (l && secondsBetween(st.congestionRead, now_) >= every) {
+    st.congestionRead = now_;
+    if (auto c = l->congestion()) coupled_.observe(slot, *c, sched_.laneInFlight(slot), now_);
+  }
+  sched_.setWindow(slot, coupled_.window(slot));
+}
+
+// The path carries no more data of its own (retired, quarantined): its window leaves the coupled sums.
+void MultipathConnection::uncouple(int slot) {
+  coupled_.remove(slot);
+  sched_.setWindow(slot, UINT64_MAX);
 }
 
 bool MultipathConnection::anyHolds(uint64_t op) const {

@@ -20,6 +20,10 @@ void PullScheduler::setScout(int id, bool scout) {
   if (LaneQ* l = lane(id)) l->scout = scout;
 }
 
+void PullScheduler::setWindow(int id, uint64_t bytes) {
+  if (LaneQ* l = lane(id)) l->window = bytes;
+}
+
 void PullScheduler::closeLane(int id) {
   LaneQ* l = lane(id);
   if (!l) return;
@@ -58,10 +62,22 @@ void PullScheduler::push(ChunkRef c, uint64_t bytes) {
   fifo_.push_back(c);
 }
 
+// A lane under a congestion window smaller than a chunk may still hold one chunk, as long as the windowed
+// lanes together stay within the sum of their windows: N lanes with small windows then share a few chunks
+// in flight between them, not one each (which would keep N chunks in a bottleneck's queue whatever the
+// windows say). Scouts (spares) count against that sum too, once any lane has a window.
 bool PullScheduler::room(const LaneQ& l, uint64_t bytes) const {
   if (peerInFlight_ > 0 && peerInFlight_ + bytes > limits_.peerBytes) return false;
-  if (l.bytes == 0) return true;
-  return !l.scout && l.bytes + bytes <= limits_.laneBytes;
+  if (!l.scout && l.bytes + bytes <= std::min(limits_.laneBytes, l.window)) return true;
+  if (l.bytes > 0) return false;
+  uint64_t inFlight = 0, windows = 0;
+  bool coupled = false;
+  for (const auto& [id, o] : lanes_) {
+    if (o.window == UINT64_MAX && !o.scout) continue;
+    inFlight += o.bytes;
+    if (o.window != UINT64_MAX) windows += o.window, coupled = true;
+  }
+  return !coupled || inFlight + bytes <= std::max(windows, bytes);
 }
 
 void PullScheduler::fly(int id, LaneQ& l, ChunkRef c, Chunk& ch, Clock::time_point now) {

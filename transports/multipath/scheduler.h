@@ -36,6 +36,10 @@ class PullScheduler {
 
   void addLane(int lane, bool scout);
   void setScout(int lane, bool scout);
+  // The lane's congestion window (coupled_window.h): it holds at most this many bytes in flight, under the
+  // lane cap; one chunk when its window is smaller, while the windowed lanes together stay within the sum of
+  // their windows (and the scouts' chunks count against that sum). UINT64_MAX: no window (the lane cap alone).
+  void setWindow(int lane, uint64_t bytes);
   // Stops feeding the lane; its chunks stay in flight (draining) until acked or the lane is removed.
   void closeLane(int lane);
   // Forgets the lane; its unacknowledged chunks go back to the front of the FIFO (or, static, to the others).
@@ -76,6 +80,7 @@ class PullScheduler {
     bool scout = false;
     bool open = true;
     uint64_t bytes = 0;
+    uint64_t window = UINT64_MAX;
     std::deque<ChunkRef> own;  // static mode: chunks dealt to this lane
     std::vector<ChunkRef> flying;
   };

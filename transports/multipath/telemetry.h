@@ -22,6 +22,7 @@ struct PathTelemetry {
   double throughput = 0;  // bytes/s, EWMA
   double p50Ms = 0, p99Ms = 0;
   uint32_t repaths = 0;
+  uint64_t window = 0;  // its coupled congestion window in bytes (coupled_window.h); 0: not coupled
 };
 
 struct PeerTelemetry {
@@ -30,6 +31,7 @@ struct PeerTelemetry {
   int rank = 0, peer = 0;
   uint64_t bytes = 0, chunks = 0, duplicates = 0, quarantines = 0, repaths = 0;
   uint64_t rerolls = 0;  // spares given a fresh port because scouting found them no faster
+  uint64_t losses = 0;   // loss episodes that halved a path's coupled window
   int rounds = 0;
   double throughput = 0;
   bool adaptive = true;

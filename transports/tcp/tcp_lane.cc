@@ -236,6 +236,15 @@ mp::Delivery TcpLane::delivery() const {
   return ti.tcpi_unacked > 0 && ti.tcpi_last_ack_recv > quietMs ? mp::Delivery::kStuck : mp::Delivery::kDelivering;
 }
 
+// The kernel's own view of the flow: retransmitted segments so far, smoothed round trip, segment size.
+std::optional<mp::Congestion> TcpLane::congestion() const {
+  if (!ready()) return std::nullopt;
+  tcp_info ti{};
+  socklen_t len = sizeof(ti);
+  if (getsockopt(fd_.get(), IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) return std::nullopt;
+  return mp::Congestion{ti.tcpi_total_retrans, ti.tcpi_rtt / 1e6, static_cast<double>(ti.tcpi_snd_mss)};
+}
+
 Status TcpLane::poll(mp::LaneEvents& ev, bool readable) {
   if (!pending_.isOk()) return pending_;
   if (connecting_) {

@@ -36,6 +36,7 @@ class TcpLane final : public mp::Lane {
   // kStuck: bytes are unacknowledged and the kernel has heard no ack for max(0.5 s, 2 RTOs), the RTO from the
   // measured round trip (not tcpi_rto, which doubles with each timeout of a dead path).
   mp::Delivery delivery() const override;
+  std::optional<mp::Congestion> congestion() const override;
   void discardRest() override { place_.discard = true; }
   int fd() const override { return ready() && pending_.isOk() ? fd_.get() : -1; }
   bool hasBufferedInput() const override { return rxPos_ < rxEnd_; }

@@ -70,6 +70,7 @@ Result<std::unique_ptr<Connection>> TcpTransport::connect(const PeerInfo& peer) 
     o.splitBytes = c.netSplitBytes;
     o.chunkBytes = c.netChunkBytes;
     o.inflightBytes = c.netInflightBytes;
+    o.coupled = c.netCoupled;
     MYR_ASSIGN_OR_RETURN(o.ports, mp::parsePortRange(c.netPorts));
     o.seed = c.netSeed
                  ? c.netSeed * 1000003 + static_cast<uint64_t>(ctx_.rank) * 7919 + static_cast<uint64_t>(peer.rank)
