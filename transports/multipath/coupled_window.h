@@ -6,8 +6,9 @@
 //   - `acked` bytes delivered on path i grow its window by min(alpha * acked * mss / total, acked * mss / w_i),
 //     alpha = total * max_j(w_j / rtt_j^2) / (sum_j w_j / rtt_j)^2, total = sum_j w_j.
 // The transport's own congestion control (kernel TCP per lane) still runs beneath: these windows sit above it,
-// in the bytes the path set lets each path hold. Windows start at the ceiling (the lane cap) and only a loss
-// lowers one, so on a link where nothing is lost (nobody competes, no queue overflows) nothing is given up.
+// in the bytes the path set lets each path hold. The first window starts at the ceiling (the lane cap), later
+// ones at their siblings' mean, and only a loss lowers one, so on a link where nothing is lost (nobody
+// competes, no queue overflows) nothing is given up.
 // Invariant: floor <= window(i) <= ceiling for every known path. No I/O, no clock of its own.
 #pragma once
 

@@ -12,9 +12,6 @@ namespace {
 constexpr int kRoundAcksPerPath = 8;  // a round of the control loop: this many acks per active path
 constexpr double kIncomingLostSec = 2.0;
 constexpr double kAwaitReplacementSec = 10.0;
-// A coupled window never falls below this (a few segments, as TCP's own never falls below two): lanes whose
-// windows are this small share a chunk or two in flight between them (PullScheduler::room).
-constexpr uint64_t kCoupledFloorBytes = 8 << 10;
 
 // Bytes in flight on one active lane: twice its even share of the peer's cap, at least a chunk.
 uint64_t laneCap(const MultipathOptions& o) {
@@ -29,7 +26,7 @@ MultipathConnection::MultipathConnection(const PeerInfo& peer, MultipathOptions 
       keeper_(PathKeeperOptions{o_.paths, o_.adaptive ? o_.spares : 0, o_.ports, o_.seed, o_.control, kRoundAcksPerPath,
                                 o_.adaptive, true}),
       sched_(SchedulerLimits{o_.inflightBytes, laneCap(o_), 1, o_.adaptive}),
-      coupled_(CoupledParams{laneCap(o_), kCoupledFloorBytes}) {}
+      coupled_(CoupledParams{.ceiling = laneCap(o_)}) {}
 
 MultipathConnection::~MultipathConnection() {
   forgetTelemetry(o_.commTag, peer_.rank);

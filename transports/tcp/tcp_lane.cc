@@ -225,10 +225,9 @@ void TcpLane::flush() {
 }
 
 mp::Delivery TcpLane::delivery() const {
-  if (!ready()) return mp::Delivery::kUnknown;
-  tcp_info ti{};
-  socklen_t len = sizeof(ti);
-  if (getsockopt(fd_.get(), IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) return mp::Delivery::kUnknown;
+  const std::optional<tcp_info> info = tcpInfo();
+  if (!info) return mp::Delivery::kUnknown;
+  const tcp_info& ti = *info;
   // Two retransmission timeouts of the path as measured (srtt + 4 rttvar, at least the kernel's 200 ms), not
   // tcpi_rto: that one doubles at each timeout of a dead path, so that the silence would never catch up with it.
   const uint32_t rtoMs = std::max<uint32_t>(200, (ti.tcpi_rtt + 4 * ti.tcpi_rttvar) / 1000);
@@ -238,11 +237,18 @@ mp::Delivery TcpLane::delivery() const {
 
 // The kernel's own view of the flow: retransmitted segments so far, smoothed round trip, segment size.
 std::optional<mp::Congestion> TcpLane::congestion() const {
+  const std::optional<tcp_info> ti = tcpInfo();
+  if (!ti) return std::nullopt;
+  return mp::Congestion{ti->tcpi_total_retrans, ti->tcpi_rtt / 1e6, static_cast<double>(ti->tcpi_snd_mss)};
+}
+
+// The kernel's TCP_INFO for the lane's socket, once it is connected.
+std::optional<tcp_info> TcpLane::tcpInfo() const {
   if (!ready()) return std::nullopt;
   tcp_info ti{};
   socklen_t len = sizeof(ti);
   if (getsockopt(fd_.get(), IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) return std::nullopt;
-  return mp::Congestion{ti.tcpi_total_retrans, ti.tcpi_rtt / 1e6, static_cast<double>(ti.tcpi_snd_mss)};
+  return ti;
 }
 
 Status TcpLane::poll(mp::LaneEvents& ev, bool readable) {

@@ -4,8 +4,11 @@
 // sender's memory and read straight into the receiver's.
 #pragma once
 
+#include <netinet/tcp.h>
+
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +45,7 @@ class TcpLane final : public mp::Lane {
   bool hasBufferedInput() const override { return rxPos_ < rxEnd_; }
 
  private:
+  std::optional<tcp_info> tcpInfo() const;
   struct Out {
     mp::FrameHeader h;
     const uint8_t* payload;
