@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/sim/fabric.h"
@@ -361,6 +363,29 @@ TEST(NetsimRun, MismatchedPlansAreNamedNotHung) {
   ASSERT_FALSE(res.isOk());
   EXPECT_NE(res.status().message().find("sends 1 messages to rank 1, which receives 0"), std::string::npos)
       << res.status().toString();
+}
+
+// An elephant over no links, too many, a link the fabric lacks or one link twice is refused by name before
+// anything runs.
+TEST(NetsimRun, AMalformedElephantIsRefused) {
+  const OneFlow one;
+  const Fabric& f = one.f;
+  const int links = static_cast<int>(f.links().size());
+  const std::vector<std::pair<std::vector<int>, std::string>> bad = {
+      {{}, "crosses 0 links"},
+      {std::vector<int>(FlowNetwork::kMaxLinks + 1, 0),
+       "crosses " + std::to_string(FlowNetwork::kMaxLinks + 1) + " links"},
+      {{links}, "does not have"},
+      {{-1}, "does not have"},
+      {{f.leafUp(0, 0), f.leafUp(0, 0)}, "crosses twice"},
+  };
+  for (const auto& [path, why] : bad) {
+    auto r = VirtualExecutor(f, 1, {Elephant{path}}).run(one.plans);
+    ASSERT_FALSE(r.isOk()) << why;
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << r.status().toString();
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().toString();
+  }
+  EXPECT_TRUE(VirtualExecutor(f, 1, {Elephant{{f.leafUp(0, 0)}}}).run(one.plans).isOk());
 }
 
 TEST(NetsimRun, EveryCollectiveOfTheCliPlansAndFinishes) {

@@ -10,25 +10,35 @@
 // then has a full link on which none runs faster). On a large fabric a change moves the rates of a few
 // neighbours, not of the whole connected component that a full recomputation covers.
 // A flow's bytes left are settled lazily (when its rate changes or it ends), and the next finish comes
-// from a priority queue keyed by projected finish time, updated only for flows whose rate changed.
+// from a heap of projected finish times (FinishHeap), updated only for flows whose rate changed.
+//
+// Laid out for the filling, which at 10^5 ranks and more is a walk of cache misses: a link's state (its
+// flows, capacity and the filling's scratch) is one cache line, and what the filling reads of a flow it
+// meets (membership of the region, rate, result) is a small record apart from the flow's links and bytes.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <queue>
+#include <span>
 #include <utility>
 #include <vector>
+
+#include "tools/sim/finish_heap.h"
 
 namespace myriad::netsim {
 
 class FlowNetwork {
  public:
   static constexpr double kForever = std::numeric_limits<double>::infinity();
+  // The most links one flow crosses (a leaf-spine route crosses 4).
+  static constexpr size_t kMaxLinks = 6;
   explicit FlowNetwork(std::vector<double> capacity);
 
-  // Starts a flow of `bytes` (kForever: a background elephant that never ends) over `links`; returns its id.
-  int start(std::vector<int> links, double bytes, uint64_t tag);
+  // Starts a flow of `bytes` (kForever: a background elephant that never ends) over `links` (at most
+  // kMaxLinks, each crossed once); returns its id.
+  int start(std::span<const int> links, double bytes, uint64_t tag);
   // Ends every flow that crosses `link` now (a failure) and returns each one's bytes left and tag.
   std::vector<std::pair<double, uint64_t>> removeOn(int link);
   // Seconds from now until the first active flow finishes (kForever when none will).
@@ -49,48 +59,59 @@ class FlowNetwork {
 
  private:
   struct Flow {
-    std::vector<int> links;
-    std::vector<int> slot;  // slot[k]: the flow's index in linkFlows_[links[k]]
-    double left = 0;        // bytes left at time `since`
-    double since = 0, rate = 0;
+    double left = 0;  // bytes left at time `since`
+    double since = 0;
     uint64_t tag = 0;
-    uint32_t version = 0;  // bumped whenever the finish time changes: older heap entries are stale
+    std::array<int, kMaxLinks> links{};
+    std::array<int, kMaxLinks> slot{};  // slot[k]: the flow's index in links_[links[k]].flows
+    uint8_t hops = 0;                   // links used
     bool live = false;
   };
-  struct Due {
-    double at;
-    int id;
-    uint32_t version;
-    bool operator>(const Due& o) const { return at != o.at ? at > o.at : id > o.id; }
+  // What the filling reads of every flow on a link it covers: whether the flow is a member of the region
+  // (in == epoch_), its rate, and the filling's result for a member (its rate next, the link it froze at).
+  struct FlowHot {
+    double rate = 0, next = 0;
+    uint32_t in = 0;
+    int32_t frozeAt = -1;
+  };
+  // A link: its flows, its capacity and the filling's scratch, in one cache line. In the region when
+  // in == epoch_, covered by this filling round when round == round_: then leftCap is what its unfrozen
+  // members may still share, users how many they are, outsideMax the fastest flow outside the region on it.
+  struct alignas(64) LinkState {
+    std::vector<int> flows;
+    double capacity = 0, leftCap = 0, outsideMax = 0;
+    uint32_t in = 0, round = 0;
+    int32_t users = 0;
+    bool dirty = false;
   };
   struct Share {  // a link's fair share in the filling's heap
     double share;
     int link;
     bool operator>(const Share& o) const { return share != o.share ? share > o.share : link > o.link; }
   };
-  void settle(Flow& f);  // carries the bytes moved since f.since and moves f.since to now
+  static std::span<const int> linksOf(const Flow& f) { return {f.links.data(), f.hops}; }
+  void settle(int id);  // carries the bytes moved since the flow's `since` and moves it to now
   void setRate(int id, double r);
   void detach(int id);
   void rerate();
   void fill();
-  std::vector<double> capacity_, carried_;
-  std::vector<std::vector<int>> linkFlows_;
+  void nextEpoch();
+  void nextRound();
+  std::vector<LinkState> links_;
+  std::vector<double> carried_;
   std::vector<Flow> flows_;
+  std::vector<FlowHot> hot_;
   std::vector<int> free_, dirty_;
-  std::vector<char> linkDirty_;
-  std::priority_queue<Due, std::vector<Due>, std::greater<>> due_;
+  FinishHeap due_;
   double now_ = 0;
   size_t active_ = 0;
   Stats stats_;
-  // Scratch for rerate, kept to avoid allocating per event. Per link: in the region (linkIn_ == epoch_),
-  // crossed by a member this filling round (linkRound_ == round_); per flow: a member (flowIn_ == epoch_),
-  // its rate from the filling (next_) and the link it froze at (frozeAt_, -1 before); per link crossed by a
-  // member, the rate of its fastest flow outside the region (outsideMax_).
-  std::vector<int> region_, members_, sub_, users_, frozeAt_;
-  std::vector<double> leftCap_, outsideMax_, next_;
+  // Scratch for rerate, kept to avoid allocating per event: the region's links, its member flows, the links
+  // the members cross (sub_), the heap of a large filling. The counters wrap (a long run makes billions of
+  // fillings): the marks they stamp are cleared when they do.
+  std::vector<int> region_, members_, sub_;
   std::vector<Share> heap_;
-  std::vector<uint64_t> linkIn_, linkRound_, flowIn_;  // 64-bit: a long run makes billions of fillings
-  uint64_t epoch_ = 0, round_ = 0;
+  uint32_t epoch_ = 0, round_ = 0;
 };
 
 }  // namespace myriad::netsim

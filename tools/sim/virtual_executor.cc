@@ -74,7 +74,17 @@ class Run {
     if (n != fabric_.spec().nranks)
       return internalError("sim: " + std::to_string(n) + " plans for " + std::to_string(fabric_.spec().nranks) +
                            " ranks");
-    for (const Elephant& e : elephants) net_.start(e.links, FlowNetwork::kForever, kElephant);
+    for (const Elephant& e : elephants) {
+      if (e.links.empty() || e.links.size() > FlowNetwork::kMaxLinks)
+        return invalidArgument("sim: an elephant crosses " + std::to_string(e.links.size()) + " links; want 1 to " +
+                               std::to_string(FlowNetwork::kMaxLinks));
+      for (int l : e.links)
+        if (l < 0 || static_cast<size_t>(l) >= fabric_.links().size() ||
+            std::count(e.links.begin(), e.links.end(), l) > 1)
+          return invalidArgument("sim: an elephant crosses link " + std::to_string(l) + ", which the fabric (" +
+                                 std::to_string(fabric_.links().size()) + " links) does not have or it crosses twice");
+      net_.start(e.links, FlowNetwork::kForever, kElephant);
+    }
     result_.rankFinish.assign(static_cast<size_t>(n), 0);
     result_.spineFlows.assign(static_cast<size_t>(fabric_.spec().spines), 0);
     MYR_TRY(index());
@@ -233,7 +243,7 @@ class Run {
           if (fabric_.crossesDead(route))
             ++stranded_;
           else
-            net_.start(std::move(route.links), left, tag);
+            net_.start(route.links, left, tag);
         }
       }
     }
@@ -277,7 +287,7 @@ class Run {
           ++stranded_;
           continue;
         }
-        net_.start(std::move(route.links), c.paths->part(p), flowTag(static_cast<uint64_t>(id), p));
+        net_.start(route.links, c.paths->part(p), flowTag(static_cast<uint64_t>(id), p));
       }
       if (bytes == 0) c.partsLeft = 0;
       if (c.partsLeft == 0) {
