@@ -359,7 +359,7 @@ int main(int argc, char** argv) {
     if (steady.used) {
       std::string rounds;
       for (size_t i = 0; i < steady.residuals.size(); ++i)
-        rounds += (i ? ", x" : "x") + std::to_string(uint64_t{1} << i) + " " + fmtPercent(steady.residuals[i]);
+        rounds += (i ? ", x" : "x") + std::to_string(steady.first << i) + " " + fmtPercent(steady.residuals[i]);
       std::fprintf(stderr, "profile: steady state: each round's check against its extrapolation: %s\n", rounds.c_str());
     } else if (steadyMode != "off" && !steady.why.empty())
       std::fprintf(stderr, "profile: run in full: %s\n", steady.why.c_str());

@@ -2,7 +2,9 @@
 // plans that keep every step's dependencies, and runs cut short whose extrapolation matches the full run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -175,10 +177,21 @@ TEST(NetsimSteady, RunsMadeAtOnceGiveExactlyWhatOneAtATimeGives) {
     EXPECT_EQ(a.kept, b.kept);
     EXPECT_EQ(a.runs, b.runs);
     EXPECT_EQ(a.steps, b.steps);
+    EXPECT_EQ(a.first, b.first);
     int rounds = 0;
-    for (uint64_t k = a.kept; k > 0; k /= 2) ++rounds;
+    for (uint64_t k = a.kept / a.first; k > 0; k /= 2) ++rounds;
+    EXPECT_EQ(a.residuals.size(), static_cast<size_t>(rounds));
     if (c.algo == "allreduce.tree") {
       EXPECT_GT(rounds, 1) << "a longer cut fitted and should have been tried";
+      // Its region's margin (the lag of a slice's way down behind its way up) is several times the base
+      // blocks: the first round starts scaled up, keeping half a margin at least.
+      EXPECT_GT(a.first, 1u) << a.shapes;
+      unsigned long long blocks = 0, period = 0, margin = 0;
+      ASSERT_EQ(std::sscanf(a.shapes.c_str(), "%llu blocks of %llu steps, margin %llu", &blocks, &period, &margin), 3)
+          << a.shapes;
+      const uint64_t base = std::max<uint64_t>(2, (one.baseSteps + period - 1) / period);
+      EXPECT_GE(2 * base * a.first, margin) << a.shapes;
+      EXPECT_LT(base * a.first, margin) << "the smallest such power of two: " << a.shapes;
     }
     EXPECT_EQ(a.runs, a.regions == 1 ? 1 + 2 * rounds : rounds * (a.regions + 2))
         << a.regions << " regions, kept x" << a.kept;

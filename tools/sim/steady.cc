@@ -131,10 +131,14 @@ class CutRuns {
       ++rep_.runs, rep_.steps += c.steps();
       todo.push_back(e), cut.push_back(std::move(c));
     }
+    // Longest first: the threads then finish close together.
+    std::vector<size_t> order(todo.size());
+    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cut[a].steps() > cut[b].steps(); });
     std::vector<std::optional<Result<RunResult>>> out(todo.size());
     std::atomic<size_t> next{0};
     auto worker = [&] {
-      for (size_t j; (j = next.fetch_add(1)) < todo.size();) out[j].emplace(exec_.run(cut[j]));
+      for (size_t j; (j = next.fetch_add(1)) < todo.size();) out[order[j]].emplace(exec_.run(cut[order[j]]));
     };
     std::vector<std::thread> pool;
     for (size_t t = 1; t < std::min<size_t>(threads_, todo.size()); ++t) pool.emplace_back(worker);
@@ -272,10 +276,22 @@ Result<RunResult> runSteady(const VirtualExecutor& exec, const PlanSet& plans, c
     MYR_ASSIGN_OR_RETURN(PlanSet probe, cutter.cut(extras.back()));
     return rep.steps + probe.steps() * runs.missing(extras) <= plans.steps();
   };
-  MYR_ASSIGN_OR_RETURN(bool pays, fits(1));
-  if (!pays) return full("the cut plans would keep too much to pay: " + rep.shapes);
+  // The first round keeps at least half a margin of blocks beyond the margins: a run that keeps fewer ends
+  // in its start-up transient, which lasts about as long as the region's longest dependency (a tree's slice
+  // climbs about a margin's worth of slices ahead of its way down), and the check of its round fails. Fewer
+  // where that would not pay.
+  uint64_t first = 1;
+  for (size_t i = 0; i < k; ++i)
+    while (2 * base[i] * first < shared[i].margin) first *= 2;
+  for (;;) {
+    MYR_ASSIGN_OR_RETURN(bool pays, fits(first));
+    if (pays) break;
+    if (first == 1) return full("the cut plans would keep too much to pay: " + rep.shapes);
+    first /= 2;
+  }
+  rep.first = first;
   RunResult best;
-  for (uint64_t times = 1;; times *= 2) {
+  for (uint64_t times = first;; times *= 2) {
     const std::vector<std::vector<uint64_t>> extras = roundAt(times);
     MYR_TRY(runs.make(extras));
     const RunResult& at0 = runs.at(extras.front());

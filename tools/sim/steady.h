@@ -8,7 +8,8 @@
 // blocks before the region's end, so that the two ends of every connection drop the same messages (checked
 // per connection; a plan set where they would not is run in full). Cut short: base + extra blocks are kept
 // beyond the margins each region needs (its longest dependency, at both ends). Runs: every region at `base`;
-// then each region alone at base + `step`; the last with every region at base + 2 `step` (SteadyOptions).
+// then each region alone at base + `step`; the last with every region at base + 2 `step` (SteadyOptions),
+// all scaled up in the first round until it keeps half a margin (a shorter run ends in its start-up).
 // Where that check run disagrees with the extrapolation (the run has not settled within the kept blocks: a
 // latency-bound ring's slowest chain of dependencies wraps around the ring only after n rounds), the kept
 // blocks are doubled and the runs made again, while all the runs made stay shorter than the full plans; the
@@ -49,7 +50,8 @@ struct SteadyReport {
   double residual = 0;            // the check run against its extrapolation, relative (time), in the last round
   std::vector<double> residuals;  // every round's, first to last
   bool settled = false;           // |residual| <= SteadyOptions::settled
-  uint64_t kept = 0;              // the last round kept this many times the first round's extra blocks
+  uint64_t first = 1;             // the first round kept this many times SteadyOptions' base blocks
+  uint64_t kept = 0;              // the last round kept this many times SteadyOptions' base blocks
 };
 
 // Runs `plans` on `exec`, cut short and extrapolated where it pays (the plans have regions to cut), else in
