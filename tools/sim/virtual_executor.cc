@@ -21,12 +21,13 @@ using Kind = Schedule::Kind;
 constexpr int32_t kUntouched = -1;  // no dependency finished yet: PlanShape::numDeps left
 constexpr int32_t kDone = -2;       // finished (0: posted, not finished)
 
-// One message of a channel, from its send's or receive's posting until it is read.
+// One message of a channel, from when it is first needed (written, on the wire, or its send or receive
+// posted out of order) until it is read.
 struct MessageState {
-  double arrived = -1;  // when it was delivered, -1 before (its receive completes once posted)
-  bool sendPosted = false, recvPosted = false;
-  bool buffered = false;  // written into the socket buffers: its send completed when written
-  bool read = false;      // its receive has taken it: the state is no longer needed
+  double arrived = -1;                          // when it was delivered, -1 before (its receive completes once posted)
+  bool sendPosted = false, recvPosted = false;  // posted beyond its channel's posted prefix
+  bool buffered = false;                        // written into the socket buffers: its send completed when written
+  bool read = false;                            // its receive has taken it: the state is no longer needed
 };
 
 // One direction of one rank pair. Its k-th message is the k-th send of src to its slot srcSlot and the k-th
@@ -34,8 +35,12 @@ struct MessageState {
 struct Channel {
   int src = 0, dst = 0;
   uint32_t srcSlot = 0, dstSlot = 0;
-  size_t count = 0;               // messages
-  Window<MessageState> msgs;      // from the first message not read yet
+  size_t count = 0;           // messages
+  Window<MessageState> msgs;  // from the first message not read yet
+  // Every send (receive) below this is posted: posts in order need no state of their own, so a rank that
+  // posts all its sends at once (a tree leaf) holds state for the messages in the socket buffers and on the
+  // wire, not for every one it will send.
+  size_t sendsPosted = 0, recvsPosted = 0;
   size_t written = 0;             // the first message not written yet
   size_t next = 0;                // the first message not on the wire yet
   bool onWire = false;            // a message of this channel is being sent: the next one waits (one byte stream)
@@ -199,15 +204,33 @@ class Run {
         const int id = sends ? outOf_[slot] : inOf_[slot];
         Channel& c = channels_[static_cast<size_t>(id)];
         const size_t k = s.ordinal[si];
-        MessageState& m = c.msgs.at(k);
-        (sends ? m.sendPosted : m.recvPosted) = true;
-        if (!sends && m.arrived >= 0) received(c, k, std::max(now_, m.arrived));  // its bytes came ahead
+        markPosted(c, k, sends);
+        if (const MessageState* m = c.msgs.find(k); !sends && m && m->arrived >= 0)
+          received(c, k, std::max(now_, m->arrived));  // its bytes came ahead
         startReady(id);
         break;
       }
       case Kind::kJoin: complete(r, i); break;
       default: compute(r, i, s.touched(si)); break;
     }
+  }
+
+  // Whether message k's send (receive) is posted: below the channel's posted prefix, read already (which
+  // takes both), or marked when posted out of order.
+  static bool posted(const Channel& c, size_t k, bool sends) {
+    if (k < (sends ? c.sendsPosted : c.recvsPosted) || k < c.msgs.base()) return true;
+    const MessageState* m = c.msgs.find(k);
+    return m && (sends ? m->sendPosted : m->recvPosted);
+  }
+  static void markPosted(Channel& c, size_t k, bool sends) {
+    size_t& prefix = sends ? c.sendsPosted : c.recvsPosted;
+    prefix = std::max<size_t>(prefix, c.msgs.base());
+    if (k != prefix) {
+      MessageState& m = c.msgs.at(k);
+      (sends ? m.sendPosted : m.recvPosted) = true;
+      return;
+    }
+    for (++prefix; prefix < c.count && posted(c, prefix, sends);) ++prefix;
   }
 
   void compute(int r, int i, double bytes) {
@@ -256,15 +279,14 @@ class Run {
   void startReady(int id) {
     Channel& c = channels_[static_cast<size_t>(id)];
     while (c.written < c.count) {
-      MessageState& m = c.msgs.at(c.written);
-      if (!m.sendPosted) break;
       const size_t k = c.written;
+      if (!posted(c, k, true)) break;
       const double bytes = messageBytes(c, k);
       if (c.backlog + bytes <= eagerBytes_) {
         c.backlog += bytes;
-        m.buffered = true;
+        c.msgs.at(k).buffered = true;
         events_.push({now_, seq_++, c.src, sendStep(c, k)});
-      } else if (!m.recvPosted || c.backlog > 0) {
+      } else if (!posted(c, k, false) || c.backlog > 0) {
         break;
       }
       ++c.written;
@@ -318,7 +340,7 @@ class Run {
     if (!m.buffered) events_.push({at, seq_++, c.src, sendStep(c, k)});
     m.arrived = at;
     // A message whose receive is not posted yet waits in the buffers for it (post()).
-    if (m.recvPosted) received(c, k, at);
+    if (posted(c, k, false)) received(c, k, at);
   }
 
   // Message k of channel c is read by its receive at `at`: the receive is done then, or once reduced, and its
