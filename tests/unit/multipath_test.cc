@@ -460,5 +460,57 @@ TEST(MultipathKeeper, APathFallingBehindBreaksTheCalmAndIsNamed) {
   EXPECT_TRUE(k.adaptive());
 }
 
+// Where a slow path goes: a spare clearly faster, else one not measured yet; the measured spares no faster
+// are behind it (re-rolled), whether or not a spare is taken.
+TEST(MultipathKeeper, ASlowPathMovesToAFasterSpareAndSparesBehindItAreNamed) {
+  PathKeeperOptions o;
+  o.active = 2;
+  o.spares = 3;
+  o.control = certain();
+  o.samplesPerPath = 2;
+  o.adaptive = false;  // judge only: the test asks for the choice itself
+  o.scouts = true;
+  PathKeeper k(o);
+  for (int i = 0; i < 5; ++i) {
+    int slot = k.set().addPath(i < 2);
+    k.set().path(slot).state = i < 2 ? PathState::kActive : PathState::kSpare;
+    k.set().path(slot).position = i < 2 ? i : -1;
+  }
+  auto t = Clock::now();
+  // Seconds per chunk by slot; 0: no sample this round (spare 4 not measured yet).
+  auto rounds = [&](const std::vector<double>& service, int n) {
+    for (int r = 0; r < n; ++r) {
+      for (size_t i = 0; i < service.size(); ++i)
+        if (service[i] > 0)
+          for (int j = 0; j < 2; ++j) k.served(static_cast<int>(i), 1 << 20, service[i]);
+      ASSERT_TRUE(k.roundDue());
+      k.maybeRound(t += std::chrono::milliseconds(100));
+    }
+  };
+  using Behind = std::vector<int>;
+  auto behind = [](const SpareChoice& c) {
+    Behind v;
+    for (auto [slot, service] : c.behind) v.push_back(slot);
+    return v;
+  };
+  rounds({0.004, 0.002, 0.0042, 0.0038, 0}, 4);  // path 0 behind an elephant; spares 2 and 3 beside it
+  SpareChoice c = k.chooseSpare(0, 1.25);
+  EXPECT_EQ(c.take, 4);  // the unmeasured spare: a coin flip, no worse than staying
+  EXPECT_EQ(behind(c), (Behind{2, 3}));
+  EXPECT_NEAR(c.slowService, 0.004, 1e-4);
+  EXPECT_NEAR(c.behind[0].second, 0.0042, 1e-4);
+  rounds({0.004, 0.002, 0.0042, 0.0038, 0.0045}, 4);  // spare 4 measured: behind the same bottleneck too
+  c = k.chooseSpare(0, 1.25);
+  EXPECT_EQ(c.take, -1);  // nothing moves
+  EXPECT_EQ(behind(c), (Behind{2, 3, 4}));
+  rounds({0.004, 0.002, 0.0042, 0.0021, 0.0045}, 8);  // spare 3 now serves as fast as path 1
+  c = k.chooseSpare(0, 1.25);
+  EXPECT_EQ(c.take, 3);
+  EXPECT_EQ(behind(c), (Behind{2, 4}));
+  c = k.chooseSpare(1, 1.25);  // nothing serves 1.25x faster than the fastest path
+  EXPECT_EQ(c.take, -1);
+  EXPECT_EQ(behind(c), (Behind{2, 3, 4}));
+}
+
 }  // namespace
 }  // namespace myriad::mp

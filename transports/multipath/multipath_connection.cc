@@ -138,6 +138,7 @@ PeerTelemetry MultipathConnection::telemetry() const {
   t.quarantines = quarantines_;
   t.repaths = repaths_;
   t.rerolls = rerolls_;
+  t.rerollDecisions = rerollDecisions_;
   keeper_.describe(&t, true);
   t.losses = coupled_.losses();
   for (PathTelemetry& p : t.paths)

@@ -167,7 +167,6 @@ class MultipathConnection final : public Connection, private LaneEvents {
   void standDown();
   void standUp(int slot);
   void repath(int slot);
-  int chooseSpare(int slot);
   void reroll(int spare, const std::string& why);
   void retire(int slot);
   Status quarantine(int slot, const Status& why);
@@ -234,6 +233,7 @@ class MultipathConnection final : public Connection, private LaneEvents {
   int refusedInRow_ = 0;
   double slowestOpenSec_ = 0;
   uint64_t bytesAcked_ = 0, chunksAcked_ = 0, quarantines_ = 0, repaths_ = 0, rerolls_ = 0;
+  uint64_t rerollDecisions_ = 0;  // decisions that re-rolled spares (one may re-roll several)
 };
 
 }  // namespace myriad::mp

@@ -187,32 +187,6 @@ Status MultipathConnection::quarantine(int slot, const Status& why) {
   return Status::ok();
 }
 
-// The spare that `slot`'s position should move to: the fastest one scouting has measured, else one not
-// measured yet (a coin flip on most fabrics, no worse than staying). Measured spares no faster than `slot`
-// itself sit behind the same bottleneck: they are re-rolled to fresh ports, and -1 says none is worth it.
-int MultipathConnection::chooseSpare(int slot) {
-  const PathView* bad = keeper_.view(slot);
-  const double badService = bad && bad->samples >= 2 ? bad->service : 0;
-  int best = -1, blind = -1;
-  std::vector<std::pair<int, double>> behind;
-  for (int i = 0; i < paths().size(); ++i) {
-    if (paths().path(i).state != PathState::kSpare) continue;
-    const PathView* v = keeper_.view(i);
-    if (!v || v->samples < 2) {
-      if (blind < 0) blind = i;
-    } else if (badService > 0 && v->service * kSpareGain > badService) {
-      behind.emplace_back(i, v->service);
-    } else if (best < 0 || v->service < keeper_.view(best)->service) {
-      best = i;
-    }
-  }
-  for (auto [spare, service] : behind)
-    reroll(spare, "no faster than path " + std::to_string(slot) + " it would replace (" +
-                      std::to_string(service * 1e3) + " ms per chunk against " + std::to_string(badService * 1e3) +
-                      ")");
-  return best >= 0 ? best : blind;
-}
-
 void MultipathConnection::reroll(int spare, const std::string& why) {
   Path& s = paths().path(spare);
   MYR_LOG(kInfo, kNet, o_.rank,
@@ -236,7 +210,14 @@ void MultipathConnection::retire(int slot) {
 
 void MultipathConnection::repath(int slot) {
   Path& p = paths().path(slot);
-  int spare = p.state == PathState::kActive ? chooseSpare(slot) : -1;
+  if (p.state != PathState::kActive) return keeper_.control().declined();
+  const SpareChoice c = keeper_.chooseSpare(slot, kSpareGain);
+  for (auto [spare, service] : c.behind)
+    reroll(spare, "no faster than path " + std::to_string(slot) + " it would replace (" +
+                      std::to_string(service * 1e3) + " ms per chunk against " + std::to_string(c.slowService * 1e3) +
+                      ")");
+  if (!c.behind.empty()) ++rerollDecisions_;
+  const int spare = c.take;
   if (spare < 0) return keeper_.control().declined();
   Path& s = paths().path(spare);
   MYR_LOG(kInfo, kNet, o_.rank,

@@ -76,6 +76,26 @@ bool PathKeeper::calmFor(int rounds, double seconds, Clock::time_point now) cons
   return calmRounds_ >= rounds && std::chrono::duration<double>(now - calmSince_).count() >= seconds;
 }
 
+SpareChoice PathKeeper::chooseSpare(int slot, double gain) const {
+  const PathView* slow = ctl_.view(slot);
+  SpareChoice c;
+  c.slowService = slow && slow->samples >= 2 ? slow->service : 0;
+  int blind = -1;
+  for (int i = 0; i < set_.size(); ++i) {
+    if (set_.path(i).state != PathState::kSpare) continue;
+    const PathView* v = ctl_.view(i);
+    if (!v || v->samples < 2) {
+      if (blind < 0) blind = i;
+    } else if (c.slowService > 0 && v->service * gain > c.slowService) {
+      c.behind.emplace_back(i, v->service);
+    } else if (c.take < 0 || v->service < ctl_.view(c.take)->service) {
+      c.take = i;
+    }
+  }
+  if (c.take < 0) c.take = blind;
+  return c;
+}
+
 void PathKeeper::describe(PeerTelemetry* t, bool skipUnusedClosed) const {
   t->rounds = ctl_.rounds();
   t->throughput = ctl_.peerThroughput();

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -17,6 +18,15 @@
 #include "transports/multipath/telemetry.h"
 
 namespace myriad::mp {
+
+// Where a re-path of a slow path goes (PathKeeper::chooseSpare). `take`: the spare its position moves to, or
+// -1 (nothing moves this decision). `behind`: the measured spares no faster than the slow path, with their
+// seconds per chunk: they sit behind the same bottleneck and are given fresh ports.
+struct SpareChoice {
+  int take = -1;
+  std::vector<std::pair<int, double>> behind;
+  double slowService = 0;  // the slow path's seconds per chunk
+};
 
 struct PathKeeperOptions {
   int active = 1;
@@ -61,6 +71,12 @@ class PathKeeper {
   bool calmFor(int rounds, double seconds, Clock::time_point now) const;
   bool adaptive() const { return o_.adaptive; }
   void setAdaptive(bool on) { o_.adaptive = on; }
+  // Where the slow path `slot` should move: the fastest measured spare that serves its chunks at least
+  // `gain` x faster, else a spare not measured yet (a coin flip on most fabrics, no worse than staying).
+  // Measured spares no faster than that are `behind` it. All of them are re-rolled in one decision: a path
+  // set whose paths and spares all sit on an elephant's spine explores only that way, and one re-roll per
+  // decision halved what it moved off the elephant's spine (docs/design/multipath.md).
+  SpareChoice chooseSpare(int slot, double gain) const;
   // A slot now holds another path (re-pathed, re-rolled, quarantined): its history no longer applies.
   void forget(int slot) { ctl_.forget(slot); }
 

@@ -79,12 +79,12 @@ std::string formatTelemetry(const std::vector<PeerTelemetry>& peers) {
   for (const auto& p : peers) {
     std::snprintf(line, sizeof(line),
                   "# paths rank %d -> peer %d (%s): %.1f MB, %.1f MB/s, %llu chunks, %llu duplicates, %llu "
-                  "re-paths, %llu spares re-rolled, %llu quarantined, %d rounds, %llu losses\n",
+                  "re-paths, %llu spares re-rolled (%llu decisions), %llu quarantined, %d rounds, %llu losses\n",
                   p.rank, p.peer, p.adaptive ? (p.stoodDown ? "stood down" : "adaptive") : "static",
                   static_cast<double>(p.bytes) / 1e6, p.throughput / 1e6, static_cast<unsigned long long>(p.chunks),
                   static_cast<unsigned long long>(p.duplicates), static_cast<unsigned long long>(p.repaths),
-                  static_cast<unsigned long long>(p.rerolls), static_cast<unsigned long long>(p.quarantines), p.rounds,
-                  static_cast<unsigned long long>(p.losses));
+                  static_cast<unsigned long long>(p.rerolls), static_cast<unsigned long long>(p.rerollDecisions),
+                  static_cast<unsigned long long>(p.quarantines), p.rounds, static_cast<unsigned long long>(p.losses));
     out += line;
     out += "#   slot pos  port  state        MB      MB/s   p50 ms   p99 ms  re-paths  window KB\n";
     for (const auto& t : p.paths) {

@@ -30,8 +30,9 @@ struct PeerTelemetry {
   std::string transport;  // "tcp" or "rdma"
   int rank = 0, peer = 0;
   uint64_t bytes = 0, chunks = 0, duplicates = 0, quarantines = 0, repaths = 0;
-  uint64_t rerolls = 0;  // spares given a fresh port because scouting found them no faster
-  uint64_t losses = 0;   // loss episodes that halved a path's coupled window
+  uint64_t rerolls = 0;          // spares given a fresh port because scouting found them no faster
+  uint64_t rerollDecisions = 0;  // re-path decisions that re-rolled spares (each re-rolls every spare behind)
+  uint64_t losses = 0;           // loss episodes that halved a path's coupled window
   int rounds = 0;
   double throughput = 0;
   bool adaptive = true;
