@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tools/sim/fabric.h"
+#include "tools/sim/grid.h"
 #include "tools/sim/periodic.h"
 #include "tools/sim/plan_call.h"
 #include "tools/sim/steady.h"
@@ -65,6 +67,72 @@ TEST(NetsimPeriodic, ARingsRoundsAreARegionAndACutKeepsEveryKeptStepAsItWas) {
                                 removedMessages(shape, cut, 0, false).first);
 }
 
+// A 1 GiB hier all-reduce over 32 hosts of 8: its intra-host reduce-scatter (16 passes of 7 rounds of 64
+// slices, a join after each pass) and all-gather (7 rounds of 1,024 slices) are grids of rows (rounds) and
+// columns (slices). Removing the same columns from every row keeps every kept step as it was, with its number
+// of dependencies (joins aside: they wait for the steps left), and leaves the same phase over fewer slices:
+// the cut shape's all-gather is again a grid, of as many rows and the columns kept.
+TEST(NetsimGrid, HierRoundsAreGridsAndAColumnCutLeavesTheSamePhaseOverFewerSlices) {
+  PlanSet plans = plansOf("allreduce.hier", 256, 8, size_t{1} << 30);
+  ASSERT_GT(plans.shapes(), 0u);
+  const PlanShape& shape = plans.shapeAt(0);
+  std::vector<Grid> grids;  // around each region (the reduce-scatter's first rounds are regions of their own)
+  for (const PeriodicRegion& r : periodicRegions(shape, 128))
+    if (std::optional<Grid> g = gridAround(shape, r)) grids.push_back(*g);
+  ASSERT_FALSE(grids.empty());
+  const size_t laneBytes = (size_t{1} << 30) / 8;
+  auto bytesPerRow = [&](const Grid& g) { return g.columns * shape.bytes[g.start()]; };
+  // The all-gather has the longest rows; the reduce-scatter the most rows from the plan's first step.
+  auto allGather =
+      std::max_element(grids.begin(), grids.end(), [](const Grid& a, const Grid& b) { return a.columns < b.columns; });
+  auto reduceScatter = std::max_element(grids.begin(), grids.end(), [](const Grid& a, const Grid& b) {
+    return (a.start() == 0 ? a.rows.size() : 0) < (b.start() == 0 ? b.rows.size() : 0);
+  });
+  EXPECT_EQ(allGather->rows.size(), 7u);
+  EXPECT_EQ(bytesPerRow(*allGather), laneBytes);  // a round moves the whole lane block, slice by slice
+  EXPECT_EQ(reduceScatter->start(), 0u);          // from the plan's first step, across the passes' joins
+  EXPECT_EQ(reduceScatter->rows.size() % 7, 0u);
+  EXPECT_EQ(bytesPerRow(*reduceScatter) * (reduceScatter->rows.size() / 7), laneBytes);
+  for (const Grid* g : {&*allGather, &*reduceScatter}) {
+    SCOPED_TRACE(std::to_string(g->rows.size()) + " rows of " + std::to_string(g->columns) + " columns");
+    EXPECT_EQ(g->period, 2u);  // a slice: its send and its receive
+    EXPECT_EQ(g->reach, 1u);
+    const uint64_t removed = g->columns - 10;
+    PlanShape cut = cutShape(shape, columnCuts(*g, removed, 3, 0));
+    ASSERT_EQ(cut.size(), shape.size() - g->rows.size() * removed * g->period);
+    // Kept steps in step order, beside their originals.
+    std::vector<size_t> kept;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      bool gone = false;
+      for (size_t row : g->rows) {
+        const size_t to = row + (g->columns - 3) * g->period;
+        gone = gone || (i >= to - removed * g->period && i < to);
+      }
+      if (!gone) kept.push_back(i);
+    }
+    ASSERT_EQ(kept.size(), cut.size());
+    for (size_t c = 0; c < kept.size(); ++c) {
+      const size_t i = kept[c];
+      ASSERT_EQ(cut.kind[c], shape.kind[i]) << i;
+      ASSERT_EQ(cut.slot[c], shape.slot[i]) << i;
+      ASSERT_EQ(cut.bytes[c], shape.bytes[i]) << i;
+      if (shape.numDeps[i] <= kFarFanOut) {
+        ASSERT_EQ(cut.numDeps[c], shape.numDeps[i]) << i;
+      }
+    }
+    if (g == &*allGather) {
+      const size_t at = static_cast<size_t>(std::lower_bound(kept.begin(), kept.end(), g->start()) - kept.begin());
+      std::optional<Grid> again;
+      for (const PeriodicRegion& r : periodicRegions(cut, 12))
+        if (r.start >= at && !again) again = gridAround(cut, r);
+      ASSERT_TRUE(again.has_value());
+      EXPECT_EQ(again->start(), at);
+      EXPECT_EQ(again->rows.size(), g->rows.size());
+      EXPECT_EQ(again->columns, g->columns - removed);
+    }
+  }
+}
+
 double total(const std::vector<double>& v) {
   return std::accumulate(v.begin(), v.end(), 0.0);
 }
@@ -83,6 +151,7 @@ TEST(NetsimSteady, CutRunsExtrapolateToTheFullRun) {
   const Case cases[] = {{"allreduce.ring", 512, 4, size_t{32} << 20},
                         {"allreduce.tree", 64, 4, size_t{64} << 20},
                         {"allreduce.hier", 1024, 2, size_t{8} << 20},
+                        {"allreduce.hier", 64, 8, size_t{1} << 30},  // its rounds cut by columns (grid.h)
                         {"allreduce.ring", 256, 1, size_t{64} << 20, 4, PathPolicy::kAdaptive}};
   for (const Case& c : cases)
     for (bool elephant : {false, true}) {
@@ -103,6 +172,10 @@ TEST(NetsimSteady, CutRunsExtrapolateToTheFullRun) {
       auto steady = runSteady(exec, plans, SteadyOptions{}, &report);
       ASSERT_TRUE(steady.isOk()) << steady.status().toString();
       ASSERT_TRUE(report.used) << report.why;
+      if (c.perHost == 8) {  // rounds cut by columns, passes by blocks: pipelines, extrapolated exactly
+        EXPECT_NE(report.shapes.find("rows of"), std::string::npos) << report.shapes;
+        EXPECT_NEAR(steady.value().seconds, full.value().seconds, 1e-9 * full.value().seconds);
+      }
       EXPECT_LT(report.steps, plans.steps()) << "cut runs should be shorter than the full plans";
       const double want = full.value().seconds, got = steady.value().seconds;
       EXPECT_NEAR(got, want, 0.005 * want)

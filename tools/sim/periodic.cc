@@ -13,21 +13,14 @@ namespace {
 // A dependency is far when it leaves a step that many wait for or enters one that waits for many: the join
 // that ends a piece (it waits for every step of the piece) or the step a whole piece starts after. Such a
 // dependency is no part of the repeating pattern; it is compared by the step it reaches, not by distance.
-constexpr uint32_t kFanOut = 16;
-
 bool far(const PlanShape& s, size_t i, size_t j) {
-  return s.afterAt[i + 1] - s.afterAt[i] > kFanOut || s.numDeps[j] > kFanOut;
-}
-
-// Whether the dependency i -> j is compared by the step it reaches: far and longer than `beyond` steps.
-bool absolute(const PlanShape& s, size_t i, size_t j, size_t beyond) {
-  return j - i > beyond && far(s, i, j);
+  return s.afterAt[i + 1] - s.afterAt[i] > kFarFanOut || s.numDeps[j] > kFarFanOut;
 }
 
 // The k-th dependent of step i as the pattern sees it: its distance, or its index with the top bit set.
 uint64_t edgeKey(const PlanShape& s, size_t i, uint32_t k, size_t beyond) {
   const size_t j = static_cast<size_t>(s.after[k]);
-  return absolute(s, i, j, beyond) ? (uint64_t{1} << 63) | j : j - i;
+  return comparedByStep(s, i, j, beyond) ? (uint64_t{1} << 63) | j : j - i;
 }
 
 uint64_t signature(const PlanShape& s, size_t i, size_t beyond) {
@@ -37,23 +30,13 @@ uint64_t signature(const PlanShape& s, size_t i, size_t beyond) {
   return h;
 }
 
-bool alike(const PlanShape& s, size_t i, size_t j, size_t beyond) {
-  if (s.kind[i] != s.kind[j] || s.slot[i] != s.slot[j] || s.bytes[i] != s.bytes[j] || s.numDeps[i] != s.numDeps[j])
-    return false;
-  const uint32_t ni = s.afterAt[i + 1] - s.afterAt[i];
-  if (ni != s.afterAt[j + 1] - s.afterAt[j]) return false;
-  for (uint32_t k = 0; k < ni; ++k)
-    if (edgeKey(s, i, s.afterAt[i] + k, beyond) != edgeKey(s, j, s.afterAt[j] + k, beyond)) return false;
-  return true;
-}
-
 // The longest dependency compared by distance that starts or ends in [start, end).
 size_t spanOf(const PlanShape& s, size_t start, size_t end, size_t beyond) {
   size_t span = 0;
   for (size_t i = 0; i < end; ++i)
     for (uint32_t k = s.afterAt[i]; k < s.afterAt[i + 1]; ++k) {
       const size_t j = static_cast<size_t>(s.after[k]);
-      if ((i >= start || j >= start) && !absolute(s, i, j, beyond)) span = std::max(span, j - i);
+      if ((i >= start || j >= start) && !comparedByStep(s, i, j, beyond)) span = std::max(span, j - i);
     }
   return span;
 }
@@ -77,7 +60,7 @@ void findRuns(const PlanShape& shape, const std::vector<uint64_t>& sig, uint32_t
       continue;
     }
     size_t b = a;  // [a, b): every step alike the one p on
-    while (b + p < m && sig[b] == sig[b + p] && alike(shape, b, b + p, beyond)) ++b;
+    while (b + p < m && sig[b] == sig[b + p] && stepsAlike(shape, b, b + p, beyond)) ++b;
     const uint64_t blocks = (b - a + p) / p;
     if (b > a && blocks >= minBlocks && blocks * p >= minSteps)
       found->push_back(PeriodicRegion{a, p, blocks, 0, beyond});
@@ -86,6 +69,20 @@ void findRuns(const PlanShape& shape, const std::vector<uint64_t>& sig, uint32_t
 }
 
 }  // namespace
+
+bool comparedByStep(const PlanShape& s, size_t i, size_t j, size_t beyond) {
+  return j - i > beyond && far(s, i, j);
+}
+
+bool stepsAlike(const PlanShape& s, size_t i, size_t j, size_t beyond) {
+  if (s.kind[i] != s.kind[j] || s.slot[i] != s.slot[j] || s.bytes[i] != s.bytes[j] || s.numDeps[i] != s.numDeps[j])
+    return false;
+  const uint32_t ni = s.afterAt[i + 1] - s.afterAt[i];
+  if (ni != s.afterAt[j + 1] - s.afterAt[j]) return false;
+  for (uint32_t k = 0; k < ni; ++k)
+    if (edgeKey(s, i, s.afterAt[i] + k, beyond) != edgeKey(s, j, s.afterAt[j] + k, beyond)) return false;
+  return true;
+}
 
 std::vector<PeriodicRegion> periodicRegions(const PlanShape& shape, uint64_t minSteps, uint32_t maxPeriod) {
   const size_t m = shape.size();
@@ -98,7 +95,7 @@ std::vector<PeriodicRegion> periodicRegions(const PlanShape& shape, uint64_t min
   // consecutive joins that recurs, and a pass's own joins are part of its pattern.
   std::vector<size_t> joins;
   for (size_t i = 0; i < m; ++i)
-    if (shape.numDeps[i] > kFanOut) joins.push_back(i);
+    if (shape.numDeps[i] > kFarFanOut) joins.push_back(i);
   std::vector<std::pair<size_t, int>> gaps;  // distance, times seen
   for (size_t k = 1; k < joins.size(); ++k) {
     const size_t d = joins[k] - joins[k - 1];
@@ -157,11 +154,12 @@ PlanShape cutShape(const PlanShape& shape, const std::vector<BlockCut>& cuts) {
     out.kind.push_back(shape.kind[i]), out.slot.push_back(shape.slot[i]), out.bytes.push_back(shape.bytes[i]);
     for (uint32_t k = shape.afterAt[i]; k < shape.afterAt[i + 1]; ++k) {
       size_t j = static_cast<size_t>(shape.after[k]);
-      if (index[j] < 0) {
-        if (absolute(shape, i, j, beyondOf[j])) continue;  // its counterpart past the cut has its own
-        j += shiftOf[j];                                   // into a cut: its counterpart past the cut
+      bool dropped = false;
+      while (index[j] < 0 && !dropped) {  // past cuts in cuts (a grid's columns beyond a cut of passes)
+        dropped = comparedByStep(shape, i, j, beyondOf[j]);  // its counterpart past the cut has its own
+        j += shiftOf[j];                                     // into a cut: its counterpart past the cut
       }
-      out.after.push_back(static_cast<int32_t>(index[j]));
+      if (!dropped) out.after.push_back(static_cast<int32_t>(index[j]));
     }
     out.afterAt.push_back(static_cast<uint32_t>(out.after.size()));
   }

@@ -38,6 +38,16 @@ struct PeriodicRegion {
 // period compared by distance.
 std::vector<PeriodicRegion> periodicRegions(const PlanShape& shape, uint64_t minSteps, uint32_t maxPeriod = 64);
 
+// Whether the dependency i -> j of `shape` is compared by the step it reaches, not by distance: it is far
+// (leaves a step more than 16 wait for, or enters one that waits for more than 16) and longer than `beyond`
+// steps (a region's farBeyond).
+bool comparedByStep(const PlanShape& shape, size_t i, size_t j, size_t beyond);
+// Whether steps i and j of `shape` are alike: the same kind, slot, size and number of dependencies, and the
+// same dependents at the same distances (far ones longer than `beyond` compared by the step they reach).
+bool stepsAlike(const PlanShape& shape, size_t i, size_t j, size_t beyond);
+// Steps that wait for more than this many are joins (a piece's end); so are steps more than this many wait for.
+constexpr uint32_t kFarFanOut = 16;
+
 struct BlockCut {
   PeriodicRegion region;
   uint64_t blocks = 0;    // removed: at least region.margin(), or 0 for none

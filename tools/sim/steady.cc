@@ -11,14 +11,17 @@
 #include <thread>
 #include <vector>
 
+#include "tools/sim/grid.h"
 #include "tools/sim/periodic.h"
 
 namespace myriad::netsim {
 namespace {
 
-// Region k as every shape has it: the margin the widest needs and the fewest blocks any has.
+// Region k as every shape has it: the margin the widest needs and the fewest blocks any has. A grid
+// (grid.h) is cut by columns: its blocks are its columns, its margin the columns kept either side of a cut.
 struct Shared {
   uint64_t margin = 0, blocks = UINT64_MAX;
+  uint64_t columns = 0;  // 0: a region cut by blocks
 };
 
 // A connection's two ends as shapes and slots: rank r (shape `from`) sends to its slot `out`, and its peer
@@ -31,8 +34,9 @@ struct Link {
 
 class Cutter {
  public:
-  Cutter(const PlanSet& plans, std::vector<std::vector<PeriodicRegion>> regions, std::vector<Shared> shared)
-      : plans_(plans), regions_(std::move(regions)), shared_(std::move(shared)) {
+  Cutter(const PlanSet& plans, std::vector<std::vector<PeriodicRegion>> regions, std::vector<std::vector<Grid>> grids,
+         std::vector<Shared> shared)
+      : plans_(plans), regions_(std::move(regions)), grids_(std::move(grids)), shared_(std::move(shared)) {
     for (int r = 0; r < plans_.nranks(); ++r)
       for (uint32_t q = 0; q < plans_.slots(r); ++q) {
         const int p = plans_.peer(r, q);
@@ -69,39 +73,65 @@ class Cutter {
         return notSupported(why);
     std::vector<PlanShape> shapes;
     for (uint32_t s = 0; s < regions_.size(); ++s) {
-      std::vector<BlockCut> cuts;
-      for (size_t k = 0; k < shared_.size(); ++k) cuts.push_back(cutOf(s, k, extra[k]));
+      std::vector<BlockCut> all, cuts;
+      for (size_t k = 0; k < shared_.size(); ++k)
+        for (const BlockCut& c : cutsOf(s, k, extra[k]))
+          if (c.blocks > 0) all.push_back(c);
+      // A grid's row inside a cut of whole passes goes with them.
+      for (const BlockCut& c : all)
+        if (std::none_of(all.begin(), all.end(), [&](const BlockCut& o) {
+              return &o != &c && o.from() <= c.from() && c.to() <= o.to() && o.to() - o.from() > c.to() - c.from();
+            }))
+          cuts.push_back(c);
+      std::sort(cuts.begin(), cuts.end(), [](const BlockCut& a, const BlockCut& b) { return a.from() < b.from(); });
+      for (size_t c = 1; c < cuts.size(); ++c)
+        if (cuts[c].from() < cuts[c - 1].to())
+          return notSupported("a cut of columns would cross a cut of passes (steps " + std::to_string(cuts[c].from()) +
+                              " and " + std::to_string(cuts[c - 1].to()) + ")");
       shapes.push_back(cutShape(plans_.shapeAt(s), cuts));
     }
     return plans_.withShapes(std::move(shapes));
   }
 
  private:
-  BlockCut cutOf(uint32_t s, size_t k, uint64_t extra) const {
+  // Region k of shape s keeping `extra` blocks (a grid: columns) beyond its margins.
+  std::vector<BlockCut> cutsOf(uint32_t s, size_t k, uint64_t extra) const {
     const uint64_t keep = 2 * shared_[k].margin + extra;
-    return BlockCut{regions_[s][k], shared_[k].blocks - keep, shared_[k].margin, shift_[s][k]};
+    if (shared_[k].columns > 0)
+      return columnCuts(grids_[s][k], shared_[k].blocks - keep, shared_[k].margin, shift_[s][k]);
+    return {BlockCut{regions_[s][k], shared_[k].blocks - keep, shared_[k].margin, shift_[s][k]}};
+  }
+  // The messages a cut of region k drops on one slot of shape s, cut by cut.
+  std::vector<OrdinalRange> removed(uint32_t s, size_t k, uint64_t extra, uint32_t slot, bool sends) const {
+    const PlanShape& shape = plans_.shapeAt(s);
+    const bool has = slot < (sends ? shape.sendsTo.size() : shape.recvsFrom.size());
+    std::vector<OrdinalRange> out;
+    for (const BlockCut& c : cutsOf(s, k, extra))
+      out.push_back(has ? removedMessages(shape, c, slot, sends) : OrdinalRange{});
+    return out;
   }
   // Why the connections between shapes below `upTo` (and `upTo` itself) would drop different messages in
   // region k, or "".
   std::string disagreement(size_t k, const std::vector<uint64_t>& extra, uint32_t upTo) const {
     for (const Link& l : links_) {
       if (l.from > upTo || l.to > upTo) continue;
-      const PlanShape& a = plans_.shapeAt(l.from);
-      const PlanShape& b = plans_.shapeAt(l.to);
-      const OrdinalRange out =
-          l.out < a.sendsTo.size() ? removedMessages(a, cutOf(l.from, k, extra[k]), l.out, true) : OrdinalRange{};
-      const OrdinalRange in =
-          l.in < b.recvsFrom.size() ? removedMessages(b, cutOf(l.to, k, extra[k]), l.in, false) : OrdinalRange{};
-      if (!(out == in))
-        return "a cut would drop messages " + std::to_string(out.first) + "-" + std::to_string(out.last) +
-               " at one end of a connection and " + std::to_string(in.first) + "-" + std::to_string(in.last) +
-               " at the other";
+      const std::vector<OrdinalRange> out = removed(l.from, k, extra[k], l.out, true);
+      const std::vector<OrdinalRange> in = removed(l.to, k, extra[k], l.in, false);
+      if (out == in) continue;
+      for (size_t c = 0; c < std::max(out.size(), in.size()); ++c) {
+        const OrdinalRange o = c < out.size() ? out[c] : OrdinalRange{}, i = c < in.size() ? in[c] : OrdinalRange{};
+        if (!(o == i))
+          return "a cut would drop messages " + std::to_string(o.first) + "-" + std::to_string(o.last) +
+                 " at one end of a connection and " + std::to_string(i.first) + "-" + std::to_string(i.last) +
+                 " at the other";
+      }
     }
     return "";
   }
 
   const PlanSet& plans_;
   std::vector<std::vector<PeriodicRegion>> regions_;  // per shape
+  std::vector<std::vector<Grid>> grids_;              // per shape, beside regions_ (columns 0: not a grid)
   std::vector<Shared> shared_;                        // per region
   std::vector<Link> links_;
   std::vector<std::vector<uint32_t>> shift_;  // per shape and region
@@ -222,36 +252,59 @@ Result<RunResult> runSteady(const VirtualExecutor& exec, const PlanSet& plans, c
   if (std::string why = exec.notCuttable(); !why.empty()) return full(why);
   // Region k of every shape, when every shape has as many.
   std::vector<std::vector<PeriodicRegion>> regions;
-  for (size_t s = 0; s < plans.shapes(); ++s) regions.push_back(periodicRegions(plans.shapeAt(s), opt.minSteps));
+  std::vector<std::vector<Grid>> grids(plans.shapes());
+  for (size_t s = 0; s < plans.shapes(); ++s)
+    regions.push_back(withGrids(plans.shapeAt(s), periodicRegions(plans.shapeAt(s), opt.minSteps), opt.baseSteps,
+                                opt.stepSteps, &grids[s]));
   const size_t found = regions.empty() ? 0 : regions.front().size();
   if (found == 0) return full("no periodic region of " + std::to_string(opt.minSteps) + " steps");
-  for (const auto& r : regions)
-    if (r.size() != found) return full("the plans' shapes have different numbers of periodic regions");
+  for (size_t s = 0; s < regions.size(); ++s) {
+    if (regions[s].size() != found) return full("the plans' shapes have different numbers of periodic regions");
+    for (size_t i = 0; i < found; ++i)
+      if (grids[s][i].columns != grids.front()[i].columns || grids[s][i].rows.size() != grids.front()[i].rows.size())
+        return full("the plans' shapes have different grids of rounds");
+  }
   std::vector<Shared> shared(found);
+  for (size_t i = 0; i < found; ++i) shared[i].columns = grids.front()[i].columns;
   for (const auto& rs : regions)
     for (size_t i = 0; i < found; ++i) {
       shared[i].margin = std::max(shared[i].margin, rs[i].margin());
-      shared[i].blocks = std::min(shared[i].blocks, rs[i].blocks);
+      shared[i].blocks = shared[i].columns > 0 ? shared[i].columns : std::min(shared[i].blocks, rs[i].blocks);
     }
   // Each cut must remove at least a margin's worth of blocks at every length run; shorter regions run in full.
-  auto blocksOf = [](uint64_t steps, uint32_t period) { return std::max<uint64_t>(2, (steps + period - 1) / period); };
   std::vector<uint64_t> base, step;  // per region, in blocks
   for (size_t i = shared.size(); i-- > 0;) {
-    const uint32_t period = regions.front()[i].period;
-    const uint64_t b = blocksOf(opt.baseSteps, period), d = blocksOf(opt.stepSteps, period);
+    const uint64_t period = blockSteps(regions.front()[i], grids.front()[i]);
+    const bool grid = grids.front()[i].columns > 0;
+    const uint64_t b = blocksOf(opt.baseSteps, period, grid), d = blocksOf(opt.stepSteps, period, grid);
     const bool keep = shared[i].blocks >= 3 * shared[i].margin + b + 2 * d;
     if (keep) base.insert(base.begin(), b), step.insert(step.begin(), d);
-    rep.shapes += (rep.shapes.empty() ? "" : "; ") + std::to_string(shared[i].blocks) + " blocks of " +
-                  std::to_string(regions.front()[i].period) + " steps, margin " + std::to_string(shared[i].margin) +
+    const PeriodicRegion& r = regions.front()[i];
+    rep.shapes += (rep.shapes.empty() ? "" : "; ") +
+                  (shared[i].columns > 0 ? std::to_string(grids.front()[i].rows.size()) + " rows of " +
+                                               std::to_string(shared[i].columns) + " columns"
+                                         : std::to_string(shared[i].blocks) + " blocks") +
+                  " of " + std::to_string(r.period) + " steps, margin " + std::to_string(shared[i].margin) +
                   (keep ? "" : " (too short)");
     if (keep) continue;
     shared.erase(shared.begin() + static_cast<long>(i));
     for (auto& r : regions) r.erase(r.begin() + static_cast<long>(i));
+    for (auto& g : grids) g.erase(g.begin() + static_cast<long>(i));
   }
   const size_t k = shared.size();
   if (k == 0) return full("no periodic region is long enough beside its dependencies: " + rep.shapes);
-  Cutter cutter(plans, std::move(regions), shared);
+  // A grid whose rows run through passes that are cut too: the runs extrapolate in both and in their product
+  // (a pass's time is affine in the columns kept, so the call's is bilinear in passes and columns).
+  std::vector<std::pair<size_t, size_t>> pairs;  // (grid, passes)
+  for (size_t i = 0; i < k; ++i)
+    for (size_t j = 0; j < k; ++j)
+      if (grids.front()[i].passes.blocks > 0 && grids.front()[j].columns == 0 &&
+          regions.front()[j].start == grids.front()[i].passes.start &&
+          regions.front()[j].period == grids.front()[i].passes.period)
+        pairs.emplace_back(i, j);
+  Cutter cutter(plans, std::move(regions), std::move(grids), shared);
   if (Status s = cutter.align(base); !s.isOk()) return full(s.message());
+  if (auto probe = cutter.cut(base); !probe.isOk()) return full(probe.status().message());
   CutRuns runs(exec, cutter, opt.threads, rep);
   // Longer and longer cuts (the kept blocks doubled each time) until the check run agrees with the
   // extrapolation, or a longer cut would not pay. The runs of a round at `times`: every region at b, each
@@ -261,6 +314,10 @@ Result<RunResult> runSteady(const VirtualExecutor& exec, const PlanSet& plans, c
     for (uint64_t& x : b) x *= times;
     std::vector<std::vector<uint64_t>> extras{b};
     for (size_t i = 0; i < k; ++i) extras.push_back(b), extras.back()[i] += step[i] * times;
+    for (auto [g, p] : pairs) {
+      extras.push_back(b);
+      extras.back()[g] += step[g] * times, extras.back()[p] += step[p] * times;
+    }
     extras.push_back(b);
     for (size_t i = 0; i < k; ++i) extras.back()[i] += 2 * step[i] * times;
     return extras;
@@ -302,6 +359,14 @@ Result<RunResult> runSteady(const VirtualExecutor& exec, const PlanSet& plans, c
       const uint64_t b = extras.front()[i], d = extras[1 + i][i] - b;
       weights.push_back(static_cast<double>(cutter.fullExtra(i) - b) / static_cast<double>(d));
       checkWeights.push_back(2.0);
+    }
+    // A pair's product term w_g w_p (r_gp - r_g - r_p + r_0), as a run of its own and a share off each alone.
+    for (size_t q = 0; q < pairs.size(); ++q) {
+      const auto [g, p] = pairs[q];
+      alone.push_back(runs.at(extras[1 + k + q]));
+      const double w = weights[g] * weights[p];
+      weights[g] -= w, weights[p] -= w, weights.push_back(w);
+      checkWeights[g] -= 4, checkWeights[p] -= 4, checkWeights.push_back(4);
     }
     const RunResult& check = runs.at(extras.back());
     const double predicted = extrapolate(at0, alone, checkWeights).seconds;

@@ -4,6 +4,10 @@
 // further block of a region adds the same time and the same bytes on each link, so the results are affine in
 // the blocks kept; a last run at another length checks that (the residual).
 //
+// A ring phase whose rounds are long (a host's ring over slices of a lane block) is a grid (grid.h): it is cut
+// by columns, the same slices out of every round, and extrapolated linearly in the columns kept; below,
+// "blocks" are then its columns and its margin the columns a dependency moves on.
+//
 // Region k of every distinct plan shape is cut alike: the same number of blocks, ending the same number of
 // blocks before the region's end, so that the two ends of every connection drop the same messages (checked
 // per connection; a plan set where they would not is run in full). Cut short: base + extra blocks are kept
